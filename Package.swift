@@ -1,0 +1,39 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "CipherSync",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
+        .library(name: "SyncKeys", targets: ["SyncKeys"]),
+        .library(name: "SyncWire", targets: ["SyncWire"]),
+        .library(name: "SyncStore", targets: ["SyncStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+    ],
+    targets: [
+        // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
+        .systemLibrary(name: "CSQLCipher", pkgConfig: "sqlcipher", providers: [.apt(["libsqlcipher-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        // MARK: Libraries
+        .target(name: "SyncSQLite", dependencies: ["CSQLCipher"]),
+        .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
+        .target(name: "SyncWire"),
+        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),
+
+        // MARK: Test support (not a product)
+        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys"], path: "Tests/SyncTestSupport"),
+
+        // MARK: Tests
+        .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
+        .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
+        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
+        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncTestSupport"]),
+    ]
+)

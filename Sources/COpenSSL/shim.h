@@ -1,0 +1,12 @@
+#ifndef COPENSSL_SHIM_H
+#define COPENSSL_SHIM_H
+
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+
+#endif

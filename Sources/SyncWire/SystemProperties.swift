@@ -1,0 +1,83 @@
+import Foundation
+
+/// The system properties of the Mobile Apps (G2) protocol: the server owns them.
+public enum SystemProperty {
+    public static let id = "id"
+    public static let createdAt = "createdAt"
+    public static let updatedAt = "updatedAt"
+    public static let version = "version"
+    public static let deleted = "deleted"
+
+    /// The properties a client strips from request bodies (`version` travels in `If-Match`).
+    public static let all: [String] = [createdAt, updatedAt, version, deleted]
+
+    /// The properties a server refuses in a request body (compared case-insensitively).
+    public static let reserved: [String] = [createdAt, updatedAt, deleted]
+}
+
+/// Header and query names of the wire protocol.
+public enum WireHeader {
+    public static let apiVersion = "ZUMO-API-VERSION"
+    public static let apiVersionValue = "2.0.0"
+    public static let features = "X-ZUMO-FEATURES"
+    public static let sdkVersion = "X-ZUMO-VERSION"
+    public static let installationID = "X-ZUMO-INSTALLATION-ID"
+    public static let auth = "X-ZUMO-AUTH"
+    public static let ifMatch = "If-Match"
+    public static let eTag = "ETag"
+    public static let link = "Link"
+    /// The query parameter that asks for soft-deleted rows.
+    public static let includeDeleted = "__includeDeleted"
+}
+
+/// Item ids: strings, checked the same way by the client (before queuing) and the server.
+public enum ItemID {
+    /// The characters an id may not contain, besides control characters.
+    static let forbidden: Set<Character> = ["\"", "+", "?", "\\", "/", "`"]
+
+    /// Whether `id` is a valid item id: 1–255 characters, no control characters, none of
+    /// `" + ? \ / ` + "`" + `, and not `.` or `..`.
+    public static func isValid(_ id: String) -> Bool {
+        guard !id.isEmpty, id.count <= 255, id != ".", id != ".." else { return false }
+        for scalar in id.unicodeScalars {
+            if scalar.properties.generalCategory == .control { return false }
+        }
+        return !id.contains(where: { forbidden.contains($0) })
+    }
+
+    /// A new id for an item inserted without one: a lowercase hyphenated UUID.
+    public static func generate() -> String {
+        UUID().uuidString.lowercased()
+    }
+}
+
+/// Timestamps on the wire: ISO 8601, UTC, millisecond precision (`2001-02-03T04:05:06.789Z`).
+/// Fixed-width text, so text order is time order: stores compare these strings directly.
+public enum WireDate {
+    /// Formats a date with millisecond precision (truncating, as the protocol does).
+    public static func string(from date: Date) -> String {
+        let millis = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let seconds = Int64((millis / 1000).rounded(.down))
+        let ms = Int(millis - Double(seconds) * 1000)
+        var t = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), ms)
+    }
+
+    /// Parses an ISO 8601 timestamp with or without fractional seconds and with `Z` or an offset.
+    public static func date(from text: String) -> Date? {
+        let withFraction = ISO8601DateFormatter()
+        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let d = withFraction.date(from: text) { return d }
+        let plain = ISO8601DateFormatter()
+        plain.formatOptions = [.withInternetDateTime]
+        return plain.date(from: text)
+    }
+
+    /// The start of every delta token: 1970-01-01T00:00:00.000Z.
+    public static let epoch = Date(timeIntervalSince1970: 0)
+}
