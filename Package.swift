@@ -22,7 +22,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // MARK: Libraries
-        .target(name: "SyncSQLite", dependencies: ["CSQLCipher"]),
+        .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "COpenSSL"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
         .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),

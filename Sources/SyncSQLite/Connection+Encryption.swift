@@ -1,0 +1,30 @@
+internal import COpenSSL
+
+extension Connection {
+    /// `PRAGMA cipher_version`: the SQLCipher release, or `nil` on a plain SQLite library.
+    public func cipherVersion() throws(SQLiteError) -> String? {
+        try scalar("PRAGMA cipher_version")?.textValue
+    }
+
+    /// `PRAGMA cipher_provider`: `openssl` on a keyed SQLCipher connection, `nil` when unkeyed.
+    public func cipherProvider() throws(SQLiteError) -> String? {
+        try scalar("PRAGMA cipher_provider")?.textValue
+    }
+
+    /// Reads an integer pragma such as `temp_store` or `secure_delete`.
+    public func integerPragma(_ name: String) throws(SQLiteError) -> Int64? {
+        precondition(name.allSatisfy { $0.isLetter || $0 == "_" }, "pragma names are identifiers")
+        return try scalar("PRAGMA \(name)")?.integerValue
+    }
+
+    /// `PRAGMA integrity_check`: `["ok"]` for a sound database, otherwise the problems found.
+    public func integrityCheck() throws(SQLiteError) -> [String] {
+        try rows("PRAGMA integrity_check").compactMap { $0.first?.textValue }
+    }
+}
+
+/// Overwrites `buffer` with zeros in a way the optimizer may not remove.
+func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+    OPENSSL_cleanse(base, buffer.count)
+}

@@ -1,0 +1,176 @@
+import Foundation
+internal import CSQLCipher
+
+/// One connection to an SQLCipher database file, plain or keyed.
+///
+/// Not Sendable: a connection has one owner (the store actor) that uses it from one task at a
+/// time. Closing is explicit (``close()``); `deinit` only closes what was left open.
+public final class Connection {
+    /// How to open the file.
+    public enum OpenMode: Sendable {
+        /// Open an existing file for reading and writing; never create one.
+        case readWrite
+        /// Open an existing file, or create it when absent.
+        case readWriteCreate
+        /// Open an existing file read-only.
+        case readOnly
+    }
+
+    /// The page size every CipherSync database uses. SQLCipher 3.4.1 does not record it in a
+    /// keyed file, so it is declared again on every keyed open.
+    public static let pageSize = 4096
+
+    /// The SQLCipher release this build must link (checked at every open).
+    public static let expectedCipherVersion = "3.4.1"
+
+    private var handle: OpaquePointer?
+    /// The database file path.
+    public let path: String
+    /// Whether this connection was opened with a key.
+    public let isKeyed: Bool
+
+    private init(handle: OpaquePointer, path: String, isKeyed: Bool) {
+        self.handle = handle
+        self.path = path
+        self.isKeyed = isKeyed
+    }
+
+    deinit {
+        if let handle { sqlite3_close_v2(handle) }
+    }
+
+    /// Opens a database file, applies `key` if given, and checks it at once.
+    ///
+    /// With a key, the key is applied through `sqlite3_key` as the raw-key text `x'<64 hex>'`
+    /// (built in a buffer that is wiped afterwards, never in an SQL string), then the page size is
+    /// declared, the library is checked to be SQLCipher, and `sqlite_master` is read so that a
+    /// wrong key fails here with ``ResultCode/notADatabase`` instead of at the first query.
+    /// Every connection then runs with `temp_store = MEMORY` and `secure_delete = ON`.
+    ///
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - mode: Whether the file may be created.
+    ///   - key: A 32-byte raw key, or `nil` for a plain database.
+    /// - Throws: ``SQLiteError``; nothing is left open on failure.
+    public static func open(path: String, mode: OpenMode, key: UnsafeRawBufferPointer? = nil) throws(SQLiteError)
+        -> Connection
+    {
+        if let key, key.count != 32 { throw .invalidKeyLength(key.count) }
+        var flags: Int32 = SQLITE_OPEN_NOMUTEX
+        switch mode {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open the database"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: ResultCode(rawValue: rc), message: message)
+        }
+        let connection = Connection(handle: db, path: path, isKeyed: key != nil)
+        do {
+            if let key { try connection.applyRawKey(key) }
+            try connection.configure()
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    private func applyRawKey(_ key: UnsafeRawBufferPointer) throws(SQLiteError) {
+        let db = try requireHandle()
+        let hexDigits = Array("0123456789abcdef".utf8)
+        var text = [UInt8](repeating: 0, count: 67)
+        defer { text.withUnsafeMutableBytes { wipe($0) } }
+        text[0] = UInt8(ascii: "x")
+        text[1] = UInt8(ascii: "'")
+        for (i, byte) in key.enumerated() {
+            text[2 + 2 * i] = hexDigits[Int(byte >> 4)]
+            text[3 + 2 * i] = hexDigits[Int(byte & 0x0F)]
+        }
+        text[66] = UInt8(ascii: "'")
+        let rc = text.withUnsafeBytes { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
+        guard rc == SQLITE_OK else { throw error(rc) }
+        try execute("PRAGMA cipher_page_size = \(Connection.pageSize)")
+    }
+
+    private func configure() throws(SQLiteError) {
+        guard try scalar("PRAGMA cipher_version")?.textValue == Connection.expectedCipherVersion else {
+            throw .notSQLCipher()
+        }
+        // The first page read: a wrong key, a missing key or a damaged first page fails here.
+        _ = try scalar("SELECT count(*) FROM sqlite_master")
+        if !isKeyed { try execute("PRAGMA page_size = \(Connection.pageSize)") }
+        try execute("PRAGMA temp_store = MEMORY")
+        try execute("PRAGMA secure_delete = ON")
+        sqlite3_busy_timeout(try requireHandle(), 5_000)
+    }
+
+    /// Closes the connection. Later calls throw ``SQLiteError/connectionClosed()``.
+    public func close() {
+        guard let handle else { return }
+        sqlite3_close_v2(handle)
+        self.handle = nil
+    }
+
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool { handle == nil }
+
+    /// Prepares a statement.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    /// Runs one or more statements that take no arguments.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        let db = try requireHandle()
+        let rc = sqlite3_exec(db, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+    }
+
+    /// Runs one statement with arguments, discarding rows.
+    public func execute(_ sql: String, _ arguments: [SQLiteValue]) throws(SQLiteError) {
+        try prepare(sql).run(arguments)
+    }
+
+    /// Runs one statement and returns every row.
+    public func rows(_ sql: String, _ arguments: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+        try prepare(sql).rows(arguments)
+    }
+
+    /// Runs one statement and returns the first column of the first row, or `nil` when no row.
+    public func scalar(_ sql: String, _ arguments: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteValue? {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        return try statement.step() ? statement.value(at: 0) : nil
+    }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 {
+        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
+    /// The number of rows the last statement changed.
+    public var changes: Int {
+        handle.map { Int(sqlite3_changes($0)) } ?? 0
+    }
+
+    func requireHandle() throws(SQLiteError) -> OpaquePointer {
+        guard let handle else { throw .connectionClosed() }
+        return handle
+    }
+
+    /// The one chokepoint that turns a result code into an ``SQLiteError``.
+    func error(_ rc: Int32, sql: String? = nil) -> SQLiteError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "the connection is closed"
+        let extended = handle.map { sqlite3_extended_errcode($0) } ?? rc
+        return SQLiteError(code: ResultCode(rawValue: extended == 0 ? rc : extended), message: message, sql: sql)
+    }
+}
+
+@available(*, unavailable, message: "A connection has one owner; share its store actor instead")
+extension Connection: Sendable {}

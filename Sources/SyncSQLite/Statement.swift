@@ -1,0 +1,127 @@
+internal import CSQLCipher
+
+/// A prepared statement of one ``Connection``.
+///
+/// Not Sendable: use it only on the connection's owner. Text and blobs are bound as transient,
+/// so SQLite copies them and never keeps a Swift pointer. Finalized in `deinit`.
+public final class Statement {
+    private let handle: OpaquePointer
+    private let connection: Connection
+    /// The SQL text (for errors; bound values are never recorded).
+    public let sql: String
+
+    init(connection: Connection, sql: String) throws(SQLiteError) {
+        let db = try connection.requireHandle()
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else {
+            sqlite3_finalize(stmt)
+            throw connection.error(rc, sql: sql)
+        }
+        self.handle = stmt
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// The number of result columns.
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    /// The name of result column `index`.
+    public func columnName(_ index: Int) -> String {
+        guard let name = sqlite3_column_name(handle, Int32(index)) else { return "" }
+        return String(cString: name)
+    }
+
+    /// Binds `values` to the parameters `?1…?n`, replacing earlier bindings.
+    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null:
+                rc = sqlite3_bind_null(handle, index)
+            case .integer(let i):
+                rc = sqlite3_bind_int64(handle, index, i)
+            case .real(let d):
+                rc = sqlite3_bind_double(handle, index, d)
+            case .text(let s):
+                rc = sqlite3_bind_text(handle, index, s, -1, csqlcipher_transient())
+            case .blob(let bytes):
+                rc = bytes.withUnsafeBytes { raw in
+                    // An empty blob still needs a non-nil pointer to bind as a zero-length blob.
+                    sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), csqlcipher_transient())
+                }
+            }
+            guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+        }
+    }
+
+    /// Advances to the next row; returns `false` when the statement is done.
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let failure = connection.error(rc, sql: sql)
+            sqlite3_reset(handle)
+            throw failure
+        }
+    }
+
+    /// Resets the statement so it can run again with its current bindings.
+    public func reset() {
+        sqlite3_reset(handle)
+    }
+
+    /// Reads column `index` of the current row.
+    public func value(at index: Int) -> SQLiteValue {
+        let i = Int32(index)
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_column_int64(handle, i))
+        case SQLITE_FLOAT:
+            return .real(sqlite3_column_double(handle, i))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, i) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(handle, i))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, i))
+            guard count > 0, let blob = sqlite3_column_blob(handle, i) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: blob, count: count)))
+        default:
+            return .null
+        }
+    }
+
+    /// The current row as an array of values.
+    public func row() -> [SQLiteValue] {
+        (0..<columnCount).map { value(at: $0) }
+    }
+
+    /// Runs the statement to completion with `arguments`, discarding rows.
+    public func run(_ arguments: [SQLiteValue] = []) throws(SQLiteError) {
+        try bind(arguments)
+        while try step() {}
+        reset()
+    }
+
+    /// Runs the statement with `arguments` and returns every row.
+    public func rows(_ arguments: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+        try bind(arguments)
+        var result: [[SQLiteValue]] = []
+        while try step() { result.append(row()) }
+        reset()
+        return result
+    }
+}
+
+@available(*, unavailable, message: "A statement belongs to its connection's owner")
+extension Statement: Sendable {}
