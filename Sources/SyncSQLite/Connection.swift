@@ -53,7 +53,7 @@ public final class Connection {
     ///   - key: A 32-byte raw key, or `nil` for a plain database.
     /// - Throws: ``SQLiteError``; nothing is left open on failure.
     public static func open(path: String, mode: OpenMode, key: UnsafeRawBufferPointer? = nil) throws(SQLiteError)
-        -> Connection
+        -> sending Connection
     {
         if let key, key.count != 32 { throw .invalidKeyLength(key.count) }
         var flags: Int32 = SQLITE_OPEN_NOMUTEX
@@ -69,9 +69,20 @@ public final class Connection {
             sqlite3_close_v2(db)
             throw SQLiteError(code: ResultCode(rawValue: rc), message: message)
         }
+        if let key {
+            // The key goes through sqlite3_key, never into SQL text; the text buffer is wiped.
+            var text = rawKeyText(key)
+            let rc = text.withUnsafeBytes { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
+            text.withUnsafeMutableBytes { wipe($0) }
+            guard rc == SQLITE_OK else {
+                let message = String(cString: sqlite3_errmsg(db))
+                sqlite3_close_v2(db)
+                throw SQLiteError(code: ResultCode(rawValue: rc), message: message)
+            }
+        }
         let connection = Connection(handle: db, path: path, isKeyed: key != nil)
         do {
-            if let key { try connection.applyRawKey(key) }
+            if connection.isKeyed { try connection.execute("PRAGMA cipher_page_size = \(Connection.pageSize)") }
             try connection.configure()
         } catch {
             connection.close()
@@ -80,11 +91,10 @@ public final class Connection {
         return connection
     }
 
-    private func applyRawKey(_ key: UnsafeRawBufferPointer) throws(SQLiteError) {
-        let db = try requireHandle()
+    /// The raw-key text SQLCipher expects, `x'<64 hex>'`; the caller wipes it after use.
+    private static func rawKeyText(_ key: UnsafeRawBufferPointer) -> [UInt8] {
         let hexDigits = Array("0123456789abcdef".utf8)
         var text = [UInt8](repeating: 0, count: 67)
-        defer { text.withUnsafeMutableBytes { wipe($0) } }
         text[0] = UInt8(ascii: "x")
         text[1] = UInt8(ascii: "'")
         for (i, byte) in key.enumerated() {
@@ -92,9 +102,7 @@ public final class Connection {
             text[3 + 2 * i] = hexDigits[Int(byte & 0x0F)]
         }
         text[66] = UInt8(ascii: "'")
-        let rc = text.withUnsafeBytes { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
-        guard rc == SQLITE_OK else { throw error(rc) }
-        try execute("PRAGMA cipher_page_size = \(Connection.pageSize)")
+        return text
     }
 
     private func configure() throws(SQLiteError) {

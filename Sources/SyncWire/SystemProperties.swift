@@ -81,3 +81,18 @@ public enum WireDate {
     /// The start of every delta token: 1970-01-01T00:00:00.000Z.
     public static let epoch = Date(timeIntervalSince1970: 0)
 }
+
+/// Table names: shared rules for the client and the server.
+public enum TableName {
+    /// Whether `name` can name a user table: a letter, then up to 127 letters, digits or `_`.
+    /// Names starting with `__` are the system tables' and are refused.
+    public static func isValid(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 128 else { return false }
+        guard first.isASCIILetter else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" }
+    }
+}
+
+extension Unicode.Scalar {
+    fileprivate var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
+}

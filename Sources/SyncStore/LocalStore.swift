@@ -1,0 +1,113 @@
+import Foundation
+public import SyncWire
+
+/// Reads of a local store inside one transaction: user tables and the sync system tables.
+///
+/// Implementations are used only inside ``LocalStore/read(_:)`` / ``LocalStore/write(_:)``
+/// closures, which are synchronous: a transaction never spans an `await`.
+public protocol StoreReader {
+    /// The columns of a user table, or `nil` when the table does not exist.
+    func columns(of table: String) throws -> [String: ColumnType]?
+    /// Runs a query on a user table. A table that does not exist reads as empty.
+    func read(_ query: QueryDescription) throws -> QueryResult
+    /// The item with `id`, or `nil`. Not finding it is not an error.
+    func lookup(table: String, id: String) throws -> JSONObject?
+
+    /// The pending operations in queue order, all tables or one.
+    func operations(table: String?) throws -> [TableOperationRecord]
+    /// The operation with queue id `id`.
+    func operation(id: Int64) throws -> TableOperationRecord?
+    /// The newest pending operation for an item, if any.
+    func operation(table: String, itemId: String) throws -> TableOperationRecord?
+    /// The first operation after queue id `id` (the push walks the queue with this).
+    func operation(after id: Int64) throws -> TableOperationRecord?
+    /// The number of pending operations, all tables or one.
+    func operationCount(table: String?) throws -> Int
+
+    /// Every stored operation error, oldest first.
+    func operationErrors() throws -> [OperationErrorRecord]
+    /// The stored errors of one operation.
+    func operationErrors(operationId: Int64) throws -> [OperationErrorRecord]
+
+    /// A value of the config table (delta tokens and other settings).
+    func configValue(forKey key: String) throws -> String?
+}
+
+/// Writes to a local store inside one write transaction; all of them commit together.
+public protocol StoreWriter: StoreReader {
+    /// Creates a user table with these columns, or adds the columns it lacks.
+    func defineTable(_ table: String, columns: [String: ColumnType]) throws
+    /// Inserts or updates items by `id`. New properties add columns (typed from their values)
+    /// unless `ignoreMissingColumns`, which drops them instead. Every item needs a string `id`.
+    func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws
+    /// Deletes items by id; missing ids are not an error.
+    func delete(table: String, ids: [String]) throws
+    /// Deletes the rows a query matches (top/skip/order are ignored).
+    func delete(_ query: QueryDescription) throws
+    /// Deletes every row of a user table (the table itself stays).
+    func deleteAll(table: String) throws
+
+    /// Appends an operation to the queue and returns it with its queue id.
+    func addOperation(
+        kind: TableOperationRecord.Kind, table: String, itemId: String, item: JSONObject?
+    ) throws -> TableOperationRecord
+    /// Replaces a stored operation (matched by id).
+    func updateOperation(_ operation: TableOperationRecord) throws
+    /// Removes an operation and its errors.
+    func deleteOperation(id: Int64) throws
+    /// Removes every operation of a table and their errors.
+    func deleteOperations(table: String) throws
+
+    /// Stores an operation error.
+    func addOperationError(_ error: OperationErrorRecord) throws
+    /// Removes the errors of one operation.
+    func deleteOperationErrors(operationId: Int64) throws
+    /// Removes one error by its id.
+    func deleteOperationError(id: String) throws
+
+    /// Sets a value of the config table.
+    func setConfigValue(_ value: String, forKey key: String) throws
+    /// Removes a value of the config table.
+    func deleteConfigValue(forKey key: String) throws
+    /// Removes every config value whose key starts with `prefix`.
+    func deleteConfigValues(withPrefix prefix: String) throws
+}
+
+/// The local store of the sync engine: user tables plus the operation queue, the operation
+/// errors and the config values (delta tokens), all in one database so that a data change and
+/// its queue entry commit in one transaction.
+///
+/// ``SQLiteStore`` is the implementation, plain or encrypted; other stores can conform.
+public protocol LocalStore: Sendable {
+    /// Runs `body` in a read transaction.
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T
+    /// Runs `body` in one write transaction: everything it writes commits, or nothing does.
+    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T
+}
+
+extension LocalStore {
+    /// Runs a query on a user table.
+    public func read(_ query: QueryDescription) async throws -> QueryResult {
+        try await read { try $0.read(query) }
+    }
+
+    /// The item with `id` in `table`, or `nil`.
+    public func lookup(table: String, id: String) async throws -> JSONObject? {
+        try await read { try $0.lookup(table: table, id: id) }
+    }
+
+    /// Inserts or updates items in one transaction.
+    public func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool = false) async throws {
+        try await write { try $0.upsert(table: table, items: items, ignoreMissingColumns: ignoreMissingColumns) }
+    }
+
+    /// Deletes items by id in one transaction.
+    public func delete(table: String, ids: [String]) async throws {
+        try await write { try $0.delete(table: table, ids: ids) }
+    }
+
+    /// Deletes the rows a query matches in one transaction.
+    public func delete(_ query: QueryDescription) async throws {
+        try await write { try $0.delete(query) }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import SyncSQLite
+import SyncWire
+
+extension SQLiteStore {
+    /// The first 16 bytes of every plain SQLite database.
+    static let plainHeader = Array("SQLite format 3\0".utf8)
+
+    /// Whether the file at `url` starts with the plain SQLite header (an unencrypted database).
+    public static func isPlainDatabase(at url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        return Array(header) == plainHeader
+    }
+
+    /// Opens (or creates) the database file with an optional raw key, mapping failures to
+    /// ``StoreError``. A new file is created with mode 0600 before SQLite touches it; an existing
+    /// file is never created, truncated or rewritten by a failed open.
+    static func openDatabase(at url: URL, key: UnsafeRawBufferPointer?, create: Bool) throws -> SQLiteStore {
+        let path = url.path
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists {
+            guard create else { throw StoreError.storeNotFound(path) }
+            try createEmptyFile(at: path)
+        }
+        do {
+            let connection = try Connection.open(path: path, mode: .readWrite, key: key)
+            let tables: [String: [String: ColumnType]]
+            do {
+                tables = try prepare(connection)
+            } catch {
+                connection.close()
+                throw error
+            }
+            return SQLiteStore(connection: connection, tables: tables, url: url)
+        } catch let error as SQLiteError {
+            if !exists { removeDatabaseFiles(at: url) }
+            throw mapOpenError(error, url: url, keyed: key != nil)
+        }
+    }
+
+    private static func mapOpenError(_ error: SQLiteError, url: URL, keyed: Bool) -> StoreError {
+        guard ResultCode.notADatabase ~= error.code else { return .database(error) }
+        let plain = isPlainDatabase(at: url)
+        switch (keyed, plain) {
+        case (true, true):
+            return .encryptionMismatch("The store at \(url.path) is not encrypted; open it without a key or encrypt it first.")
+        case (false, false):
+            return .encryptionMismatch("The store at \(url.path) is encrypted or damaged; open it with its passphrase.")
+        default:
+            return .corruptOrKeyMismatch
+        }
+    }
+
+    /// Creates an empty file with mode 0600 (so SQLite's `-wal`/`-shm` inherit 0600 too).
+    static func createEmptyFile(at path: String) throws {
+        let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError.fileSystem("Cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        _ = Foundation.close(fd)
+    }
+
+    /// The side files SQLite may leave beside a database.
+    public static func sideFiles(of url: URL) -> [URL] {
+        ["-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) }
+    }
+
+    /// Removes a database file and its side files (used only for files this process just made).
+    static func removeDatabaseFiles(at url: URL) {
+        for file in [url] + sideFiles(of: url) { try? FileManager.default.removeItem(at: file) }
+    }
+}

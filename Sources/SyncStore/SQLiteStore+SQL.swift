@@ -1,0 +1,126 @@
+/// Every SQL string of the store, in one place. Identifiers go through ``quote(_:)``; values
+/// are always bound.
+enum StoreSQL {
+    static let operationsTable = "__operations"
+    static let errorsTable = "__errors"
+    static let configTable = "__config"
+
+    /// Quotes an identifier: double quotes, inner quotes doubled.
+    static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static let createSystemTables = """
+        CREATE TABLE IF NOT EXISTS "__operations" (
+            "id" INTEGER PRIMARY KEY AUTOINCREMENT,
+            "kind" INTEGER NOT NULL,
+            "state" INTEGER NOT NULL DEFAULT 0,
+            "tableName" TEXT NOT NULL,
+            "itemId" TEXT NOT NULL,
+            "item" TEXT,
+            "version" INTEGER NOT NULL DEFAULT 1,
+            "createdAt" TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS "__operations_item" ON "__operations" ("tableName", "itemId");
+        CREATE TABLE IF NOT EXISTS "__errors" (
+            "id" TEXT PRIMARY KEY NOT NULL,
+            "operationId" INTEGER NOT NULL,
+            "operationVersion" INTEGER NOT NULL,
+            "kind" INTEGER NOT NULL,
+            "tableName" TEXT NOT NULL,
+            "itemId" TEXT NOT NULL,
+            "statusCode" INTEGER,
+            "message" TEXT NOT NULL,
+            "item" TEXT,
+            "serverItem" TEXT,
+            "rawResponse" TEXT,
+            "createdAt" TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS "__errors_operation" ON "__errors" ("operationId");
+        CREATE TABLE IF NOT EXISTS "__config" (
+            "key" TEXT PRIMARY KEY NOT NULL,
+            "value" TEXT NOT NULL
+        );
+        """
+
+    // MARK: schema
+
+    static let userTables = """
+        SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_\\_%' ESCAPE '\\'
+        AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+        """
+
+    static func tableInfo(_ table: String) -> String { "PRAGMA table_info(\(quote(table)))" }
+
+    static func createTable(_ table: String, columns: [(String, ColumnTypeName)]) -> String {
+        let defs = columns.map { "\(quote($0.0)) \($0.1)" }
+        return "CREATE TABLE \(quote(table)) (\"id\" TEXT PRIMARY KEY NOT NULL\(defs.isEmpty ? "" : ", ")\(defs.joined(separator: ", ")))"
+    }
+
+    static func addColumn(_ table: String, column: String, type: ColumnTypeName) -> String {
+        "ALTER TABLE \(quote(table)) ADD COLUMN \(quote(column)) \(type)"
+    }
+
+    // MARK: items
+
+    static func lookup(_ table: String) -> String { "SELECT * FROM \(quote(table)) WHERE \"id\" = ?" }
+
+    static func update(_ table: String, columns: [String]) -> String {
+        "UPDATE \(quote(table)) SET \(columns.map { "\(quote($0)) = ?" }.joined(separator: ", ")) WHERE \"id\" = ?"
+    }
+
+    static func insert(_ table: String, columns: [String]) -> String {
+        let names = (["id"] + columns).map(quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+        return "INSERT INTO \(quote(table)) (\(names)) VALUES (\(marks))"
+    }
+
+    static func deleteByID(_ table: String) -> String { "DELETE FROM \(quote(table)) WHERE \"id\" = ?" }
+    static func deleteAll(_ table: String) -> String { "DELETE FROM \(quote(table))" }
+
+    // MARK: operations
+
+    static let operationColumns = "\"id\", \"kind\", \"state\", \"tableName\", \"itemId\", \"item\", \"version\", \"createdAt\""
+    static let allOperations = "SELECT \(operationColumns) FROM \"__operations\" ORDER BY \"id\""
+    static let operationsOfTable = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"tableName\" = ? ORDER BY \"id\""
+    static let operationByID = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" = ?"
+    static let operationByItem = """
+        SELECT \(operationColumns) FROM "__operations" WHERE "tableName" = ? AND "itemId" = ? ORDER BY "id" DESC LIMIT 1
+        """
+    static let operationAfter = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" > ? ORDER BY \"id\" LIMIT 1"
+    static let countOperations = "SELECT count(*) FROM \"__operations\""
+    static let countOperationsOfTable = "SELECT count(*) FROM \"__operations\" WHERE \"tableName\" = ?"
+    static let insertOperation = """
+        INSERT INTO "__operations" ("kind", "state", "tableName", "itemId", "item", "version", "createdAt")
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        """
+    static let updateOperation = """
+        UPDATE "__operations" SET "kind" = ?, "state" = ?, "tableName" = ?, "itemId" = ?, "item" = ?, "version" = ?,
+        "createdAt" = ? WHERE "id" = ?
+        """
+    static let deleteOperation = "DELETE FROM \"__operations\" WHERE \"id\" = ?"
+    static let deleteOperationsOfTable = "DELETE FROM \"__operations\" WHERE \"tableName\" = ?"
+
+    // MARK: errors
+
+    static let errorColumns = """
+        "id", "operationId", "operationVersion", "kind", "tableName", "itemId", "statusCode", "message", "item",
+        "serverItem", "rawResponse", "createdAt"
+        """
+    static let allErrors = "SELECT \(errorColumns) FROM \"__errors\" ORDER BY \"createdAt\", rowid"
+    static let errorsOfOperation = "SELECT \(errorColumns) FROM \"__errors\" WHERE \"operationId\" = ? ORDER BY rowid"
+    static let insertError = "INSERT OR REPLACE INTO \"__errors\" (\(errorColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static let deleteErrorsOfOperation = "DELETE FROM \"__errors\" WHERE \"operationId\" = ?"
+    static let deleteErrorsOfTable = "DELETE FROM \"__errors\" WHERE \"tableName\" = ?"
+    static let deleteError = "DELETE FROM \"__errors\" WHERE \"id\" = ?"
+
+    // MARK: config
+
+    static let configValue = "SELECT \"value\" FROM \"__config\" WHERE \"key\" = ?"
+    static let setConfigValue = "INSERT OR REPLACE INTO \"__config\" (\"key\", \"value\") VALUES (?, ?)"
+    static let deleteConfigValue = "DELETE FROM \"__config\" WHERE \"key\" = ?"
+    static let deleteConfigPrefix = "DELETE FROM \"__config\" WHERE substr(\"key\", 1, ?) = ?"
+}
+
+/// A declared SQL column type (the raw value of a ``ColumnType``).
+typealias ColumnTypeName = String

@@ -1,0 +1,70 @@
+import Foundation
+import SyncSQLite
+import SyncWire
+
+/// The tables and columns of one store, cached; reloaded after a rolled-back transaction.
+final class SchemaCache {
+    var tables: [String: [String: ColumnType]]
+
+    init(tables: [String: [String: ColumnType]]) {
+        self.tables = tables
+    }
+
+    func reload(_ connection: Connection) throws {
+        tables = try Self.load(connection)
+    }
+
+    /// Reads every user table and its columns from the database.
+    static func load(_ connection: Connection) throws -> [String: [String: ColumnType]] {
+        var tables: [String: [String: ColumnType]] = [:]
+        for row in try connection.rows(StoreSQL.userTables) {
+            guard let name = row.first?.textValue else { continue }
+            tables[name] = try columns(of: name, connection)
+        }
+        return tables
+    }
+
+    static func columns(of table: String, _ connection: Connection) throws -> [String: ColumnType] {
+        var columns: [String: ColumnType] = [:]
+        // PRAGMA table_info rows: cid, name, type, notnull, dflt_value, pk
+        for row in try connection.rows(StoreSQL.tableInfo(table)) {
+            guard row.count > 2, let name = row[1].textValue else { continue }
+            columns[name] = ColumnType(declared: row[2].textValue ?? "") ?? .text
+        }
+        return columns
+    }
+}
+
+/// One transaction's view of a ``SQLiteStore``: the ``StoreWriter`` its closures receive.
+///
+/// Not Sendable; it lives only for the duration of one `read` or `write` closure.
+final class StoreSession: StoreWriter {
+    let connection: Connection
+    let schema: SchemaCache
+    private var statements: [String: Statement] = [:]
+
+    init(connection: Connection, schema: SchemaCache) {
+        self.connection = connection
+        self.schema = schema
+    }
+
+    /// A prepared statement for `sql`, reused within the transaction.
+    func statement(_ sql: String) throws -> Statement {
+        if let cached = statements[sql] { return cached }
+        let prepared = try connection.prepare(sql)
+        statements[sql] = prepared
+        return prepared
+    }
+
+    func rows(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+        try statement(sql).rows(arguments)
+    }
+
+    func run(_ sql: String, _ arguments: [SQLiteValue] = []) throws {
+        try statement(sql).run(arguments)
+    }
+
+    static func checkTableName(_ table: String) throws {
+        guard TableName.isValid(table) else { throw StoreError.invalidTableName(table) }
+    }
+}

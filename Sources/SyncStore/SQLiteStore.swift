@@ -1,0 +1,76 @@
+import Foundation
+public import SyncSQLite
+import SyncWire
+
+/// The local store over SQLite: plain, or encrypted with SQLCipher when opened with a key.
+///
+/// One implementation serves both: a plain store is the same type opened without a key. User
+/// tables and the sync system tables (operation queue, operation errors, config) live in the
+/// same database file. An actor that owns one connection; safe to share. Every `read`/`write`
+/// closure is synchronous and runs as one transaction.
+public actor SQLiteStore: LocalStore {
+    private var connection: Connection?
+    private let schema: SchemaCache
+    /// The database file.
+    public nonisolated let url: URL
+    /// Whether the database is encrypted.
+    public nonisolated let isEncrypted: Bool
+
+    init(connection: sending Connection, tables: [String: [String: ColumnType]], url: URL) {
+        self.isEncrypted = connection.isKeyed
+        self.connection = connection
+        self.schema = SchemaCache(tables: tables)
+        self.url = url
+    }
+
+    /// Sets up a freshly opened connection: WAL journal, the system tables, the schema cache.
+    static func prepare(_ connection: Connection) throws -> [String: [String: ColumnType]] {
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = NORMAL")
+        try connection.transaction { try connection.execute(StoreSQL.createSystemTables) }
+        return try SchemaCache.load(connection)
+    }
+
+    /// Runs `body` in a read transaction.
+    public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+        let connection = try requireConnection()
+        let session = StoreSession(connection: connection, schema: schema)
+        return try connection.readTransaction { try body(session) }
+    }
+
+    /// Runs `body` in one write transaction: all of its writes commit, or none do.
+    public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        let connection = try requireConnection()
+        let session = StoreSession(connection: connection, schema: schema)
+        do {
+            return try connection.transaction { try body(session) }
+        } catch {
+            // A rolled-back transaction may have created tables or columns the cache recorded.
+            try schema.reload(connection)
+            throw error
+        }
+    }
+
+    /// Runs `body` with the connection itself, outside any transaction (maintenance: checks,
+    /// checkpoints, compliance probes). Prefer ``read(_:)`` and ``write(_:)``.
+    public func withConnection<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+        try body(try requireConnection())
+    }
+
+    /// Checkpoints the WAL into the database file and closes the connection. Later calls
+    /// throw ``StoreError/closed``.
+    public func close() {
+        guard let connection else { return }
+        try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        self.connection = nil
+    }
+
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool { connection == nil }
+
+    private func requireConnection() throws -> Connection {
+        guard let connection else { throw StoreError.closed }
+        return connection
+    }
+}

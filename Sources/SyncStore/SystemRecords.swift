@@ -1,0 +1,90 @@
+import Foundation
+public import SyncWire
+
+/// One pending operation of the queue (`__operations`): a local insert, update or delete that
+/// has not reached the server yet.
+public struct TableOperationRecord: Sendable, Hashable {
+    /// What the operation does to the item.
+    public enum Kind: Int, Sendable, Hashable, CaseIterable, Codable {
+        case insert = 0, update = 1, delete = 2
+    }
+
+    /// Where the operation is in its life.
+    public enum State: Int, Sendable, Hashable, Codable {
+        /// Queued, not sent yet (or sent and to be sent again).
+        case pending = 0
+        /// Sent by a push that has not recorded its result yet.
+        case attempted = 1
+        /// The last attempt failed; an error row describes why.
+        case failed = 2
+    }
+
+    /// The queue sequence: operations are pushed in ascending order across all tables.
+    public var id: Int64
+    public var kind: Kind
+    public var table: String
+    public var itemId: String
+    /// The item for deletes (the row is gone locally; its version rides in `If-Match`).
+    public var item: JSONObject?
+    /// Bumped every time the operation changes (collapse, retype), so a push can tell that the
+    /// operation it sent has been edited since.
+    public var version: Int64
+    public var state: State
+    public var createdAt: Date
+
+    public init(
+        id: Int64, kind: Kind, table: String, itemId: String, item: JSONObject? = nil, version: Int64 = 1,
+        state: State = .pending, createdAt: Date = Date()
+    ) {
+        self.id = id
+        self.kind = kind
+        self.table = table
+        self.itemId = itemId
+        self.item = item
+        self.version = version
+        self.state = state
+        self.createdAt = createdAt
+    }
+}
+
+/// A failed push of one operation (`__errors`), kept until resolved or until the next push.
+public struct OperationErrorRecord: Sendable, Hashable {
+    public var id: String
+    /// The operation that failed (``TableOperationRecord/id``).
+    public var operationId: Int64
+    /// The operation's version when it failed.
+    public var operationVersion: Int64
+    public var kind: TableOperationRecord.Kind
+    public var table: String
+    public var itemId: String
+    /// The HTTP status, when the server answered.
+    public var statusCode: Int?
+    /// What went wrong, in one sentence.
+    public var message: String
+    /// The local item that was sent.
+    public var item: JSONObject?
+    /// The server's copy of the item (409 / 412).
+    public var serverItem: JSONObject?
+    /// The raw response body, when there was one.
+    public var rawResponse: String?
+    public var createdAt: Date
+
+    public init(
+        id: String = UUID().uuidString.lowercased(), operationId: Int64, operationVersion: Int64,
+        kind: TableOperationRecord.Kind, table: String, itemId: String, statusCode: Int?, message: String,
+        item: JSONObject?, serverItem: JSONObject?, rawResponse: String?, createdAt: Date = Date()
+    ) {
+        self.id = id
+        self.operationId = operationId
+        self.operationVersion = operationVersion
+        self.kind = kind
+        self.table = table
+        self.itemId = itemId
+        self.statusCode = statusCode
+        self.message = message
+        self.item = item
+        self.serverItem = serverItem
+        self.rawResponse = rawResponse
+        self.createdAt = createdAt
+    }
+}
