@@ -35,7 +35,7 @@ public actor SQLiteStore: LocalStore {
     public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
         let connection = try requireConnection()
         let session = StoreSession(connection: connection, schema: schema)
-        return try connection.readTransaction { try body(session) }
+        return try mapDamage { try connection.readTransaction { try body(session) } }
     }
 
     /// Runs `body` in one write transaction: all of its writes commit, or none do.
@@ -43,7 +43,7 @@ public actor SQLiteStore: LocalStore {
         let connection = try requireConnection()
         let session = StoreSession(connection: connection, schema: schema)
         do {
-            return try connection.transaction { try body(session) }
+            return try mapDamage { try connection.transaction { try body(session) } }
         } catch {
             // A rolled-back transaction may have created tables or columns the cache recorded.
             try schema.reload(connection)
@@ -68,6 +68,19 @@ public actor SQLiteStore: LocalStore {
 
     /// Whether ``close()`` has been called.
     public var isClosed: Bool { connection == nil }
+
+    /// Reports a page that fails to decrypt or verify as ``StoreError/corruptOrKeyMismatch``.
+    private func mapDamage<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError
+            where ResultCode.notADatabase ~= error.code || ResultCode.corrupt ~= error.code
+        {
+            throw StoreError.corruptOrKeyMismatch
+        } catch let error as SQLiteError {
+            throw StoreError.database(error)
+        }
+    }
 
     private func requireConnection() throws -> Connection {
         guard let connection else { throw StoreError.closed }
