@@ -42,8 +42,8 @@ struct TableController: Sendable {
             throw TableError.badRequest(error.message)
         }
         var headers: HTTPFields = [:]
-        if requestedTop > result.items.count, result.items.count == configuration.pageSize {
-            headers[HTTPField.Name(WireHeader.link)!] = nextLink(request, items: items, skip: (query.skip ?? 0) + result.items.count, top: requestedTop - result.items.count)
+        if requestedTop > result.items.count, result.items.count == configuration.pageSize, let link = HTTPField.Name(WireHeader.link) {
+            headers[link] = nextLink(request, items: items, skip: (query.skip ?? 0) + result.items.count, top: requestedTop - result.items.count)
         }
         if let count = result.totalCount {
             return try JSONResponse.make(["results": JSONValue.array(result.items.map(JSONValue.object)), "count": .int(Int64(count))], headers: headers)
