@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
         .library(name: "SyncStore", targets: ["SyncStore"]),
+        .library(name: "SyncClient", targets: ["SyncClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -26,14 +27,18 @@ let package = Package(
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
         .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),
+        .target(
+            name: "SyncClient",
+            dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Test support (not a product)
-        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys"], path: "Tests/SyncTestSupport"),
+        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
 
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncWire", "SyncTestSupport"]),
     ]
 )
