@@ -50,14 +50,13 @@ struct ServiceConnection: Sendable {
         }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }
-        path += "/tables/" + Self.encode(table, allowed: .pathSegment)
-        if let id { path += "/" + Self.encode(id, allowed: .pathSegment) }
+        path += "/tables/" + Self.encodePathSegment(table)
+        if let id { path += "/" + Self.encodePathSegment(id) }
         components.percentEncodedPath = path
         components.percentEncodedQuery =
             query.isEmpty
             ? nil
-            : query.map { Self.encode($0.0, allowed: .queryPart) + "=" + Self.encode($0.1, allowed: .queryPart) }
-                .joined(separator: "&")
+: ODataQuery.string(query.map { (name: $0.0, value: $0.1) })
         guard let url = components.url else {
             throw SyncError(.invalidURL, reason: "The request URL cannot be built.")
         }
@@ -173,18 +172,9 @@ struct ServiceConnection: Sendable {
         return String(trimmed.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
     }
 
-    enum Allowed {
-        case pathSegment, queryPart
-
-        var set: CharacterSet {
-            var set = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-            if case .queryPart = self { set.insert(charactersIn: "$'(),:@/") }
-            return set
-        }
-    }
-
-    /// Percent-encodes `text` (UTF-8), leaving only the allowed characters.
-    static func encode(_ text: String, allowed: Allowed) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: allowed.set) ?? ""
+    /// Percent-encodes a path segment (UTF-8), leaving only unreserved characters.
+    static func encodePathSegment(_ text: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
 }

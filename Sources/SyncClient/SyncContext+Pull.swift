@@ -42,9 +42,7 @@ extension SyncContext {
                 var description = query.description(table: table)
                 description.includeTotalCount = false
                 if tokenKey != nil {
-                    let since = FilterExpression.binary(
-                        .ge, .member(SystemProperty.updatedAt), .literal(.date(DeltaToken.date(milliseconds: token))))
-                    description.filter = query.filter.map { .binary(.and, $0, since) } ?? since
+                    description.filter = ODataQuery.incrementalFilter(query.filter, since: DeltaToken.date(milliseconds: token))
                     description.orderBy = [OrderBy(SystemProperty.updatedAt)]
                     description.top = pageSize
                 } else {
