@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
         .library(name: "SyncStore", targets: ["SyncStore"]),
+        .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
         .executable(name: "sync-server", targets: ["sync-server"]),
     ],
@@ -30,6 +31,9 @@ let package = Package(
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
         .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),
+        .target(
+            name: "SyncClient",
+            dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
 
         .target(
             name: "SyncServer",
@@ -54,7 +58,7 @@ let package = Package(
             ]),
 
         // MARK: Test support (not a product)
-        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys"], path: "Tests/SyncTestSupport"),
+        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
 
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
@@ -64,5 +68,6 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: ["SyncServer", "SyncWire", .product(name: "HummingbirdTesting", package: "hummingbird")]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncWire", "SyncTestSupport"]),
     ]
 )
