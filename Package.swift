@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "COpenSSL"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
-        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),
+        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire", "COpenSSL"]),
 
         // MARK: Test support (not a product)
         .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys"], path: "Tests/SyncTestSupport"),
