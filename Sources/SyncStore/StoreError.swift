@@ -11,6 +11,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case keyMaterialMissing
     /// The key envelope was modified or is not a valid envelope.
     case keyMaterialCorrupt(String)
+    /// The passphrase is not acceptable (empty, too long).
+    case invalidPassphrase(String)
     /// The key opened the envelope but not the database: the file is damaged or belongs to
     /// another key.
     case corruptOrKeyMismatch
@@ -42,6 +44,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .wrongPassphrase: return "The passphrase is wrong."
         case .keyMaterialMissing: return "The store's key file is missing or unreadable."
         case .keyMaterialCorrupt(let why): return "The store's key file is damaged or was modified: \(why)"
+        case .invalidPassphrase(let why): return why
         case .corruptOrKeyMismatch:
             return "The database file is damaged or does not belong to this key."
         case .storeNotFound(let path): return "No store at \(path)."

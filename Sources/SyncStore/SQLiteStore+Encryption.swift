@@ -1,0 +1,100 @@
+import Foundation
+public import SyncKeys
+import SyncSQLite
+
+/// How a store is protected at rest.
+public enum StoreEncryption: Sendable {
+    /// A plain SQLite database.
+    case none
+    /// Encrypted with a data key that is wrapped under this passphrase in the key envelope
+    /// beside the database (`<database>.keys`).
+    case passphrase(SecretBytes)
+    /// Encrypted with this 32-byte data key, managed by the caller (a platform keystore, say).
+    case key(SecretBytes)
+}
+
+/// Options for opening a store.
+public struct StoreOptions: Sendable {
+    /// Create the store (and its key envelope) when no database exists at the path.
+    public var createIfMissing: Bool
+    /// The key-derivation profile for a new envelope.
+    public var keyProfile: KeyProfile
+    /// Accept the cheap key profile meant for tests. Never set this in an app.
+    public var allowInsecureKeyProfile: Bool
+
+    public init(createIfMissing: Bool = false, keyProfile: KeyProfile = .default, allowInsecureKeyProfile: Bool = false) {
+        self.createIfMissing = createIfMissing
+        self.keyProfile = keyProfile
+        self.allowInsecureKeyProfile = allowInsecureKeyProfile
+    }
+}
+
+extension SQLiteStore {
+    /// Opens the store at `url`, plain or encrypted.
+    ///
+    /// With a passphrase, the key envelope is read and unlocked **before** the database is
+    /// touched: a wrong passphrase is ``StoreError/wrongPassphrase`` and a missing envelope is
+    /// ``StoreError/keyMaterialMissing``. If the data key unlocks but the database does not open,
+    /// the error is ``StoreError/corruptOrKeyMismatch``. No failure creates, truncates or rewrites
+    /// a file.
+    ///
+    /// - Parameters:
+    ///   - url: The database file; its directory must exist.
+    ///   - encryption: No encryption, a passphrase, or a raw data key.
+    ///   - options: Whether to create a missing store, and the key profile for a new one.
+    /// - Throws: ``StoreError``.
+    public static func open(
+        at url: URL, encryption: StoreEncryption, options: StoreOptions = StoreOptions()
+    ) async throws -> SQLiteStore {
+        switch encryption {
+        case .none:
+            return try openDatabase(at: url, key: nil, create: options.createIfMissing)
+        case .key(let key):
+            guard key.count == 32 else { throw StoreError.keyMaterialCorrupt("a data key must be 32 bytes") }
+            return try key.withUnsafeBytes { try openDatabase(at: url, key: $0, create: options.createIfMissing) }
+        case .passphrase(let passphrase):
+            let dataKey = try unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
+            return try dataKey.withUnsafeBytes { try openDatabase(at: url, key: $0, create: options.createIfMissing) }
+        }
+    }
+
+    /// The data key of the store at `url`: unlocked from its envelope, or, when creating a new
+    /// store, generated and written to a new envelope.
+    static func unlockOrCreateKey(for url: URL, passphrase: SecretBytes, options: StoreOptions) throws -> SecretBytes {
+        let envelopeURL = KeyEnvelope.url(forDatabase: url)
+        let fileManager = FileManager.default
+        let databaseExists = fileManager.fileExists(atPath: url.path)
+        let envelopeExists = fileManager.fileExists(atPath: envelopeURL.path)
+        if !databaseExists && !options.createIfMissing { throw StoreError.storeNotFound(url.path) }
+        if databaseExists && !envelopeExists { throw StoreError.keyMaterialMissing }
+        if envelopeExists {
+            do throws(KeyError) {
+                let envelope = try KeyEnvelope.read(from: envelopeURL)
+                return try envelope.unlock(passphrase: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
+            } catch {
+                throw StoreError(error)
+            }
+        }
+        do throws(KeyError) {
+            let (envelope, dataKey) = try KeyEnvelope.create(
+                passphrase: passphrase, profile: options.keyProfile, allowInsecureProfile: options.allowInsecureKeyProfile)
+            try envelope.write(to: envelopeURL)
+            return dataKey
+        } catch {
+            throw StoreError(error)
+        }
+    }
+}
+
+extension StoreError {
+    /// The store error for a key error.
+    init(_ error: KeyError) {
+        switch error {
+        case .wrongPassphrase: self = .wrongPassphrase
+        case .keyMaterialMissing: self = .keyMaterialMissing
+        case .emptyPassphrase, .passphraseTooLong: self = .invalidPassphrase(error.description)
+        case .writeFailed(let why): self = .fileSystem("Cannot write the key file: \(why)")
+        default: self = .keyMaterialCorrupt(error.description)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""An independent reader of CipherSync key envelopes, written from Keys/FORMAT.md only.
+
+Reads the passphrase from standard input (one line), the envelope path from argv[1], and prints
+the data key as hex (and the pending key, if a rotation is in progress, on a second line).
+Uses the `cryptography` package; no CipherSync code.
+"""
+import base64, hashlib, hmac, json, sys, unicodedata
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+from cryptography.hazmat.primitives.keywrap import aes_key_unwrap_with_padding
+
+
+def canonical(obj):
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def hkdf(ikm, salt, info):
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt or None, info=info).derive(ikm)
+
+
+def main():
+    envelope = json.load(open(sys.argv[1]))
+    assert envelope["format"] == "ciphersync-key-envelope" and envelope["version"] == 1
+    body = {k: v for k, v in envelope.items() if k not in ("digest", "mac")}
+    assert hashlib.sha256(canonical(body)).hexdigest() == envelope["digest"], "digest"
+    passphrase = unicodedata.normalize("NFC", sys.stdin.readline().rstrip("\n")).encode()
+    slot = next(s for s in envelope["slots"] if s["id"] == "passphrase")
+    kdf = slot["kdf"]
+    salt = base64.b64decode(kdf["salt"])
+    if kdf["algorithm"] == "scrypt":
+        kek = Scrypt(salt=salt, length=32, n=kdf["n"], r=kdf["r"], p=kdf["p"]).derive(passphrase)
+    elif kdf["algorithm"] == "pbkdf2-sha512":
+        kek = PBKDF2HMAC(algorithm=hashes.SHA512(), length=32, salt=salt, iterations=kdf["iterations"]).derive(passphrase)
+    else:
+        raise SystemExit("unknown kdf")
+    header = canonical({"id": slot["id"], "kdf": kdf, "wrap": slot["wrap"]})
+    wrapping_key = hkdf(kek, salt, b"ciphersync/v1/slot-wrap\x00" + header)
+    envelope_key = aes_key_unwrap_with_padding(wrapping_key, base64.b64decode(slot["wrappedKey"]))
+    mac_key = hkdf(envelope_key, b"", b"ciphersync/v1/envelope-mac")
+    expected = hmac.new(mac_key, canonical(body), hashlib.sha256).digest()
+    assert hmac.compare_digest(expected, base64.b64decode(envelope["mac"])), "mac"
+    data_wrapping_key = hkdf(envelope_key, b"", b"ciphersync/v1/data-key-wrap")
+    print(aes_key_unwrap_with_padding(data_wrapping_key, base64.b64decode(envelope["wrappedDataKey"])).hex())
+    if envelope.get("pendingWrappedDataKey"):
+        print(aes_key_unwrap_with_padding(data_wrapping_key, base64.b64decode(envelope["pendingWrappedDataKey"])).hex())
+
+
+if __name__ == "__main__":
+    main()
