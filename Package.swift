@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
         .library(name: "SyncStore", targets: ["SyncStore"]),
+        .library(name: "SyncCLI", targets: ["SyncCLI"]),
+        .executable(name: "sync-keys", targets: ["sync-keys"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -27,6 +29,15 @@ let package = Package(
         .target(name: "SyncWire"),
         .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire", "COpenSSL"]),
 
+        .target(name: "SyncCLI", dependencies: [
+            "SyncKeys", "SyncStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // MARK: Executables (thin: parse, read secrets, call the libraries, print)
+        .executableTarget(name: "sync-keys", dependencies: [
+            "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
         // MARK: Test support (not a product)
         .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys"], path: "Tests/SyncTestSupport"),
 
@@ -35,5 +46,6 @@ let package = Package(
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncTestSupport"]),
+        .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncCLI", "SyncTestSupport"]),
     ]
 )
