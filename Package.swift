@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
-        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncTestSupport"]),
-        .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncCLI", "SyncTestSupport"]),
+        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
+        .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
     ]
 )

@@ -14,7 +14,12 @@ extension Connection {
     /// Reads an integer pragma such as `temp_store` or `secure_delete`.
     public func integerPragma(_ name: String) throws(SQLiteError) -> Int64? {
         precondition(name.allSatisfy { $0.isLetter || $0 == "_" }, "pragma names are identifiers")
-        return try scalar("PRAGMA \(name)")?.integerValue
+        // SQLCipher's own pragmas answer with text ("4096"); SQLite's with integers.
+        switch try scalar("PRAGMA \(name)") {
+        case .integer(let value)?: return value
+        case .text(let text)?: return Int64(text)
+        default: return nil
+        }
     }
 
     /// `PRAGMA integrity_check`: `["ok"]` for a sound database, otherwise the problems found.

@@ -60,6 +60,22 @@ public actor SQLiteStore: LocalStore {
         try body(try requireConnection())
     }
 
+    /// Reads every page of the database (`PRAGMA integrity_check`) and returns the problems
+    /// found; empty when the database is sound.
+    ///
+    /// - Throws: ``StoreError/corruptOrKeyMismatch`` when a page fails to decrypt or verify.
+    public func checkIntegrity() throws -> [String] {
+        let connection = try requireConnection()
+        do {
+            let results = try connection.integrityCheck()
+            return results == ["ok"] ? [] : results
+        } catch {
+            // SQLCipher reports a page that fails its HMAC here as a generic error: either way
+            // the database cannot be read in full.
+            throw StoreError.corruptOrKeyMismatch
+        }
+    }
+
     /// Checkpoints the WAL into the database file and closes the connection. Later calls
     /// throw ``StoreError/closed``.
     public func close() {

@@ -56,7 +56,9 @@ public enum ItemID {
 public enum WireDate {
     /// Formats a date with millisecond precision (truncating, as the protocol does).
     public static func string(from date: Date) -> String {
-        let millis = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        // Round to the microsecond first so a value parsed from millisecond text (which a Double
+        // holds only approximately) prints back as the same text, then truncate to milliseconds.
+        let millis = ((date.timeIntervalSince1970 * 1_000_000).rounded() / 1000).rounded(.down)
         let seconds = Int64((millis / 1000).rounded(.down))
         let ms = Int(millis - Double(seconds) * 1000)
         var t = time_t(seconds)

@@ -1,0 +1,204 @@
+/// Parses the G2 (OData v3) query options: `$filter`, `$orderby`, `$select`, `$top`, `$skip`,
+/// `$inlinecount`, `__includeDeleted`.
+public enum ODataParser {
+    /// Parses a `$filter` expression.
+    ///
+    /// Precedence, loosest first: `or`, `and`, comparisons (`eq ne gt ge lt le`), `add sub`,
+    /// `mul div mod`, then `not` and unary `-`. Literals: `'text'` (`''` escapes a quote), integers
+    /// (optional `L`), reals (optional exponent and `f`/`m`/`d`), `true`, `false`, `null`,
+    /// `datetime'…'`, `datetimeoffset'…'`.
+    ///
+    /// - Throws: ``QueryError`` with a one-line message.
+    public static func parseFilter(_ text: String) throws(QueryError) -> FilterExpression {
+        var parser = try Parser(text)
+        let expression = try parser.orExpression(depth: 0)
+        guard parser.token == .end else { throw QueryError("unexpected text at position \(parser.lexer.position)") }
+        return expression
+    }
+
+    /// Parses `$orderby`: comma-separated column names, each optionally `asc` or `desc`.
+    public static func parseOrderBy(_ text: String) throws(QueryError) -> [OrderBy] {
+        try text.split(separator: ",", omittingEmptySubsequences: false).map { (term) throws(QueryError) -> OrderBy in
+            let words = term.split(separator: " ", omittingEmptySubsequences: true)
+            guard let name = words.first, words.count <= 2, isName(name) else {
+                throw QueryError("invalid $orderby term '\(term.prefix(64))'")
+            }
+            switch words.count == 2 ? words[1].lowercased() : "asc" {
+            case "asc": return OrderBy(String(name), ascending: true)
+            case "desc": return OrderBy(String(name), ascending: false)
+            default: throw QueryError("invalid $orderby direction '\(words[1].prefix(16))'")
+            }
+        }
+    }
+
+    /// Parses `$select`: comma-separated column names (`*` or empty means every column).
+    public static func parseSelect(_ text: String) throws(QueryError) -> [String] {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty || trimmed == "*" { return [] }
+        return try trimmed.split(separator: ",", omittingEmptySubsequences: false).map { (raw) throws(QueryError) -> String in
+            let name = raw.trimmingCharacters(in: .whitespaces)
+            guard isName(Substring(name)) else { throw QueryError("invalid $select column '\(name.prefix(64))'") }
+            return name
+        }
+    }
+
+    /// A query request parsed from its query items.
+    public struct Request: Sendable, Hashable {
+        public var query: QueryDescription
+        /// Whether `__includeDeleted` was present (its value is not looked at, as in G2 servers).
+        public var includeDeleted: Bool
+    }
+
+    /// Parses the query items of `GET /tables/{table}`. Unknown parameters are ignored.
+    public static func parseRequest(table: String, queryItems: [(name: String, value: String)]) throws(QueryError) -> Request {
+        var query = QueryDescription(table: table)
+        var includeDeleted = false
+        for (name, value) in queryItems {
+            switch name {
+            case "$filter": query.filter = try parseFilter(value)
+            case "$orderby": query.orderBy = try parseOrderBy(value)
+            case "$select": query.selection = try parseSelect(value)
+            case "$top": query.top = try count(value, "$top")
+            case "$skip": query.skip = try count(value, "$skip")
+            case "$inlinecount":
+                switch value {
+                case "allpages": query.includeTotalCount = true
+                case "none": query.includeTotalCount = false
+                default: throw QueryError("$inlinecount must be 'allpages' or 'none'")
+                }
+            default:
+                if name.lowercased() == WireHeader.includeDeleted.lowercased() { includeDeleted = true }
+            }
+        }
+        return Request(query: query, includeDeleted: includeDeleted)
+    }
+
+    static func count(_ text: String, _ option: String) throws(QueryError) -> Int {
+        guard let n = Int(text), n >= 0, n <= Int(Int32.max) else {
+            throw QueryError("\(option) must be a non-negative integer")
+        }
+        return n
+    }
+
+    static func isName<S: StringProtocol>(_ text: S) -> Bool {
+        guard let first = text.unicodeScalars.first, first.isIdentifierStart else { return false }
+        return text.unicodeScalars.allSatisfy(\.isIdentifierPart) && text.count <= 128
+    }
+}
+
+/// Recursive descent over the tokens, with a depth bound.
+private struct Parser {
+    var lexer: ODataLexer
+    var token: ODataToken
+
+    init(_ text: String) throws(QueryError) {
+        lexer = try ODataLexer(text)
+        token = try lexer.next()
+    }
+
+    mutating func advance() throws(QueryError) { token = try lexer.next() }
+
+    mutating func keyword(_ words: [String]) throws(QueryError) -> String? {
+        guard case .identifier(let word) = token, words.contains(word) else { return nil }
+        try advance()
+        return word
+    }
+
+    /// Each parenthesis, unary operator or function call is one level; the bound keeps the
+    /// recursion far from the stack's end.
+    static let maximumDepth = 64
+
+    func checkDepth(_ depth: Int) throws(QueryError) {
+        guard depth < Self.maximumDepth else { throw QueryError("the filter is nested too deeply") }
+    }
+
+    mutating func orExpression(depth: Int) throws(QueryError) -> FilterExpression {
+        try checkDepth(depth)
+        var lhs = try andExpression(depth: depth)
+        while try keyword(["or"]) != nil { lhs = .binary(.or, lhs, try andExpression(depth: depth)) }
+        return lhs
+    }
+
+    mutating func andExpression(depth: Int) throws(QueryError) -> FilterExpression {
+        var lhs = try comparison(depth: depth)
+        while try keyword(["and"]) != nil { lhs = .binary(.and, lhs, try comparison(depth: depth)) }
+        return lhs
+    }
+
+    mutating func comparison(depth: Int) throws(QueryError) -> FilterExpression {
+        var lhs = try additive(depth: depth)
+        while let word = try keyword(["eq", "ne", "gt", "ge", "lt", "le"]), let op = BinaryOperator(rawValue: word) {
+            lhs = .binary(op, lhs, try additive(depth: depth))
+        }
+        return lhs
+    }
+
+    mutating func additive(depth: Int) throws(QueryError) -> FilterExpression {
+        var lhs = try multiplicative(depth: depth)
+        while let word = try keyword(["add", "sub"]), let op = BinaryOperator(rawValue: word) {
+            lhs = .binary(op, lhs, try multiplicative(depth: depth))
+        }
+        return lhs
+    }
+
+    mutating func multiplicative(depth: Int) throws(QueryError) -> FilterExpression {
+        var lhs = try unary(depth: depth)
+        while let word = try keyword(["mul", "div", "mod"]), let op = BinaryOperator(rawValue: word) {
+            lhs = .binary(op, lhs, try unary(depth: depth))
+        }
+        return lhs
+    }
+
+    mutating func unary(depth: Int) throws(QueryError) -> FilterExpression {
+        try checkDepth(depth)
+        if try keyword(["not"]) != nil { return .unary(.not, try unary(depth: depth + 1)) }
+        if token == .minus {
+            try advance()
+            return .unary(.negate, try unary(depth: depth + 1))
+        }
+        return try primary(depth: depth)
+    }
+
+    mutating func primary(depth: Int) throws(QueryError) -> FilterExpression {
+        try checkDepth(depth)
+        switch token {
+        case .openParen:
+            try advance()
+            let inner = try orExpression(depth: depth + 1)
+            guard token == .closeParen else { throw QueryError("missing ')' at position \(lexer.position)") }
+            try advance()
+            return inner
+        case .string(let s): try advance(); return .literal(.string(s))
+        case .int(let i): try advance(); return .literal(.int(i))
+        case .double(let d): try advance(); return .literal(.double(d))
+        case .date(let d): try advance(); return .literal(.date(d))
+        case .identifier(let word):
+            try advance()
+            switch word {
+            case "true": return .literal(.bool(true))
+            case "false": return .literal(.bool(false))
+            case "null": return .literal(.null)
+            default: break
+            }
+            guard token == .openParen else { return .member(word) }
+            guard let function = FilterFunction(rawValue: word) else { throw QueryError("unknown function '\(word.prefix(64))'") }
+            try advance()
+            var arguments: [FilterExpression] = []
+            if token != .closeParen {
+                arguments.append(try orExpression(depth: depth + 1))
+                while token == .comma {
+                    try advance()
+                    arguments.append(try orExpression(depth: depth + 1))
+                }
+            }
+            guard token == .closeParen else { throw QueryError("missing ')' after the arguments of \(word)") }
+            try advance()
+            guard function.arity.contains(arguments.count) else {
+                throw QueryError("\(word) does not take \(arguments.count) argument\(arguments.count == 1 ? "" : "s")")
+            }
+            return .function(function, arguments)
+        case .end: throw QueryError("the expression ends too early")
+        default: throw QueryError("unexpected token at position \(lexer.position)")
+        }
+    }
+}

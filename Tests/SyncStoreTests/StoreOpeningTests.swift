@@ -1,0 +1,129 @@
+import Foundation
+import SyncKeys
+import SyncStore
+import SyncTestSupport
+import SyncWire
+import Testing
+
+/// The bytes of every file in a directory, to prove a failed open changed nothing.
+func snapshot(_ directory: TemporaryDirectory) throws -> [String: Data] {
+    var files: [String: Data] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
+        files[name] = try Data(contentsOf: directory.file(name))
+    }
+    return files
+}
+
+func options(create: Bool = false) -> StoreOptions {
+    StoreOptions(createIfMissing: create, keyProfile: .insecureTest, allowInsecureKeyProfile: true)
+}
+
+@Suite struct StoreOpeningTests {
+    /// An encrypted store holding one row, closed.
+    func makeClosedStore() async throws -> TestStore {
+        let (test, store) = try await TestStore.make(.encrypted)
+        try await store.upsert(table: "todo", items: [["id": "a", "text": "hello"]])
+        await store.close()
+        return test
+    }
+
+    @Test func wrongPassphraseIsTypedAndTouchesNothing() async throws {
+        let test = try await makeClosedStore(); defer { test.directory.remove() }
+        let before = try snapshot(test.directory)
+        for _ in 0..<5 {
+            await #expect(throws: StoreError.self) {
+                do {
+                    _ = try await SQLiteStore.open(at: test.url, encryption: .passphrase(.testPassphrase()), options: options())
+                } catch StoreError.wrongPassphrase {
+                    throw StoreError.wrongPassphrase
+                } catch {
+                    Issue.record("expected wrongPassphrase, got \(error)")
+                }
+            }
+        }
+        #expect(try snapshot(test.directory) == before)
+        let store = try await test.open()
+        #expect(try await store.lookup(table: "todo", id: "a")?["text"] == "hello")
+        await store.close()
+    }
+
+    @Test func missingEnvelopeIsKeyMaterialMissingAndNeverRecreates() async throws {
+        let test = try await makeClosedStore(); defer { test.directory.remove() }
+        try FileManager.default.removeItem(at: KeyEnvelope.url(forDatabase: test.url))
+        let before = try snapshot(test.directory)
+        for create in [false, true] {
+            do {
+                _ = try await SQLiteStore.open(at: test.url, encryption: .passphrase(test.passphrase), options: options(create: create))
+                Issue.record("opened without key material")
+            } catch StoreError.keyMaterialMissing {
+            } catch {
+                Issue.record("expected keyMaterialMissing, got \(error)")
+            }
+        }
+        #expect(try snapshot(test.directory) == before)
+    }
+
+    @Test func missingStoreIsNotCreatedUnlessAsked() async throws {
+        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        for encryption in [StoreEncryption.none, .passphrase(.testPassphrase())] {
+            do {
+                _ = try await SQLiteStore.open(at: directory.file("none.db"), encryption: encryption, options: options())
+                Issue.record("opened a store that does not exist")
+            } catch StoreError.storeNotFound {
+            } catch {
+                Issue.record("expected storeNotFound, got \(error)")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    @Test func plainAndEncryptedStoresAreNotConfused() async throws {
+        let (plain, plainStore) = try await TestStore.make(.plain); defer { plain.directory.remove() }
+        try await plainStore.upsert(table: "t", items: [["id": "a"]])
+        await plainStore.close()
+        let plainBefore = try snapshot(plain.directory)
+        do {
+            _ = try await SQLiteStore.open(at: plain.url, encryption: .key(.random(count: 32)), options: options())
+            Issue.record("a plain store opened with a key")
+        } catch StoreError.encryptionMismatch {}
+        #expect(try snapshot(plain.directory) == plainBefore)
+
+        let encrypted = try await makeClosedStore(); defer { encrypted.directory.remove() }
+        let encryptedBefore = try snapshot(encrypted.directory)
+        do {
+            _ = try await SQLiteStore.open(at: encrypted.url, encryption: .none, options: options())
+            Issue.record("an encrypted store opened without a key")
+        } catch StoreError.encryptionMismatch {}
+        #expect(try snapshot(encrypted.directory) == encryptedBefore)
+    }
+
+    @Test func emptyPassphraseIsRefusedBeforeAnyFileIsWritten() async throws {
+        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        await #expect(throws: StoreError.self) {
+            _ = try await SQLiteStore.open(at: directory.file("s.db"), encryption: .passphrase(SecretBytes([])), options: options(create: true))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    @Test func unicodePassphrasesAreNormalized() async throws {
+        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let url = directory.file("s.db")
+        let composed = SecretBytes(Array("Caf\u{00E9} r\u{00E9}sum\u{00E9} 42".utf8))
+        let decomposed = SecretBytes(Array("Cafe\u{0301} re\u{0301}sume\u{0301} 42".utf8))
+        let store = try await SQLiteStore.open(at: url, encryption: .passphrase(composed), options: options(create: true))
+        await store.close()
+        let again = try await SQLiteStore.open(at: url, encryption: .passphrase(decomposed), options: options())
+        await again.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func filesAreOwnerOnly(_ kind: StoreKind) async throws {
+        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        try await store.upsert(table: "t", items: [["id": "a"]])
+        for file in try test.files() {
+            let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(file.lastPathComponent) has mode \(String(mode ?? 0, radix: 8))")
+        }
+        await store.close()
+    }
+}
