@@ -143,15 +143,17 @@ enum Reencryption {
             return error
         }
         let directory = database.deletingLastPathComponent().path
+        // sqlcipher_export reports the failure of its inner statements as SQLITE_ERROR with their message.
+        let full = ResultCode.full ~= error.code || error.message.contains("disk is full")
         switch error.code {
-        case .full:
+        case _ where full:
             let size = (StoreFiles.size(of: database) ?? 0) / 1_048_576 + 1
             return StoreError.fileSystem(
                 "Not enough free disk space in \(directory): changing the key needs room for a second copy of the database (about \(size) MB).")
         case .readOnly, .cantOpen, .permission:
             return StoreError.fileSystem("Cannot write in \(directory): the directory or the disk is read-only.")
-        case .ioError:
-            return StoreError.fileSystem("A disk error occurred while writing in \(directory) (\(error.message)); the disk may be full.")
+        case _ where ResultCode.ioError ~= error.code || error.message.contains("disk I/O error"):
+            return StoreError.fileSystem("A disk error occurred while writing in \(directory); the disk may be full or failing.")
         default:
             return StoreError.database(error)
         }

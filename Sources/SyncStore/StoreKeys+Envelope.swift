@@ -24,9 +24,13 @@ extension StoreKeys {
 
     /// Writes `envelope` beside `database` (atomically), mapping key errors to ``StoreError``.
     static func write(_ envelope: KeyEnvelope, forDatabase database: URL) throws {
+        let url = KeyEnvelope.url(forDatabase: database)
         do throws(KeyError) {
-            try envelope.write(to: KeyEnvelope.url(forDatabase: database))
+            try envelope.write(to: url)
         } catch {
+            if case .writeFailed(let why) = error {
+                throw StoreError.fileSystem("Cannot write the key file \(url.path): \(why).")
+            }
             throw StoreError(error)
         }
     }

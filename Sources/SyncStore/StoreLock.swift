@@ -48,13 +48,15 @@ final class StoreLock: Sendable {
     static func acquire(for database: URL, mode: Mode) throws -> StoreLock? {
         let path = lockFile(of: database).path
         var fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd < 0, errno == EACCES || errno == EROFS || errno == EPERM {
+        let createError = errno
+        if fd < 0, createError == EACCES || createError == EROFS || createError == EPERM {
             fd = Foundation.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         }
         guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
             if mode == .shared { return nil }
-            throw StoreError.fileSystem("Cannot create the lock file \(path): \(reason).")
+            let directory = database.deletingLastPathComponent().path
+            throw StoreError.fileSystem(
+                "Cannot write in \(directory) (creating the lock file: \(String(cString: strerror(createError)))).")
         }
         let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
         var rc: Int32

@@ -15,7 +15,8 @@ func makePassphrase() -> String {
 
 /// A store created by `sync-keys init` in its own temporary directory (mode 0700).
 struct Fixture {
-    let directory: TemporaryDirectory
+    /// The directory holding the store.
+    let directory: StoreDirectory
     let passphrase: String
     var database: URL { directory.file("store.db") }
     var envelope: URL { KeyEnvelope.url(forDatabase: database) }
@@ -26,7 +27,7 @@ struct Fixture {
 
     /// `sync-keys init` with a fresh passphrase.
     static func create(profile: String = "insecure-test") throws -> Fixture {
-        let fixture = Fixture(directory: try TemporaryDirectory(prefix: "sync-keys"), passphrase: makePassphrase())
+        let fixture = Fixture(directory: StoreDirectory(try TemporaryDirectory(prefix: "sync-keys")), passphrase: makePassphrase())
         let result = try CLI.run(
             ["init", "--store", fixture.database.path, "--profile", profile], environment: fixture.passphraseEnvironment)
         try #require(result.exitCode == 0, "\(result)")
@@ -35,7 +36,7 @@ struct Fixture {
 
     /// A fixture over a copy of `other`'s files (same passphrase), in a new directory.
     static func copy(of other: Fixture, files: [String]? = nil) throws -> Fixture {
-        let fixture = Fixture(directory: try TemporaryDirectory(prefix: "sync-keys"), passphrase: other.passphrase)
+        let fixture = Fixture(directory: StoreDirectory(try TemporaryDirectory(prefix: "sync-keys")), passphrase: other.passphrase)
         let names = try files ?? FileManager.default.contentsOfDirectory(atPath: other.directory.url.path)
         for name in names {
             try FileManager.default.copyItem(at: other.directory.file(name), to: fixture.directory.file(name))
@@ -86,6 +87,26 @@ struct Fixture {
     }
 
     func remove() { directory.remove() }
+}
+
+/// A directory with a store in it: a temporary one (removed by ``remove()``) or a given one.
+struct StoreDirectory {
+    let url: URL
+    private let temporary: TemporaryDirectory?
+
+    init(_ temporary: TemporaryDirectory) {
+        self.url = temporary.url
+        self.temporary = temporary
+    }
+
+    init(existing url: URL) {
+        self.url = url
+        self.temporary = nil
+    }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+    func path(_ name: String) -> String { file(name).path }
+    func remove() { temporary?.remove() }
 }
 
 /// Everything a store holds that sync depends on: the rows, the queue in order, the errors and
