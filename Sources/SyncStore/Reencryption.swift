@@ -60,6 +60,12 @@ enum Reencryption {
 
         try SQLiteStore.createEmptyFile(at: export.path)
         try source.attach(path: export.path, as: attachmentName, key: newKey)
+        // The scratch file is thrown away on any failure and flushed and verified on success, so
+        // it needs no journal; a small cache makes SQLite write it out (and report progress) as
+        // it goes instead of at the end.
+        try source.execute("PRAGMA \(attachmentName).journal_mode = OFF")
+        try source.execute("PRAGMA \(attachmentName).synchronous = OFF")
+        try source.execute("PRAGMA \(attachmentName).cache_size = -512")
         report(.step(.attached))
         var reported = 0
         try source.withProgressHandler(every: 20_000, {
