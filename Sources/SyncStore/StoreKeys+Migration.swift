@@ -39,14 +39,22 @@ extension StoreKeys {
         defer { withExtendedLifetime(lock) {} }
         report(.step(.locked))
         guard StoreFiles.exists(database) else { throw StoreError.storeNotFound(database.path) }
+        let hadLeftovers = hasLeftovers(of: database)
         try removeLeftovers(of: database)
         let envelopeURL = KeyEnvelope.url(forDatabase: database)
         let envelopeExists = StoreFiles.exists(envelopeURL)
         guard SQLiteStore.isPlainDatabase(at: database) else {
-            throw StoreError.encryptionMismatch(
-                envelopeExists
-                    ? "The store at \(database.path) is already encrypted."
-                    : "The file at \(database.path) is not a plain SQLite database.")
+            guard envelopeExists else {
+                throw StoreError.encryptionMismatch("The file at \(database.path) is not a plain SQLite database.")
+            }
+            let envelope = try readEnvelope(of: database)
+            _ = try unlock(envelope, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
+            // Interrupted after the rename: only the wiping of the old plaintext was left, now done.
+            guard hadLeftovers else {
+                throw StoreError.encryptionMismatch("The store at \(database.path) is already encrypted.")
+            }
+            report(.step(.plaintextRemoved))
+            return StoreEncryptionMigration(keyId: envelope.keyId, pages: 0, resumed: true)
         }
         if envelopeExists {
             let envelope = try readEnvelope(of: database)
