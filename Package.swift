@@ -11,7 +11,9 @@ let package = Package(
         .library(name: "SyncStore", targets: ["SyncStore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
+        .library(name: "SyncCLI", targets: ["SyncCLI"]),
         .executable(name: "sync-server", targets: ["sync-server"]),
+        .executable(name: "sync-keys", targets: ["sync-keys"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -30,7 +32,7 @@ let package = Package(
         .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "COpenSSL"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
-        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),
+        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire", "COpenSSL"]),
         .target(
             name: "SyncClient",
             dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
@@ -57,6 +59,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
+        .target(name: "SyncCLI", dependencies: [
+            "SyncKeys", "SyncStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .executableTarget(name: "sync-keys", dependencies: [
+            "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
         // MARK: Test support (not a product)
         .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
 
@@ -69,5 +79,6 @@ let package = Package(
             dependencies: ["SyncServer", "SyncWire", .product(name: "HummingbirdTesting", package: "hummingbird")]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncWire", "SyncTestSupport"]),
+        .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
     ]
 )

@@ -92,7 +92,7 @@ public final class Connection {
     }
 
     /// The raw-key text SQLCipher expects, `x'<64 hex>'`; the caller wipes it after use.
-    private static func rawKeyText(_ key: UnsafeRawBufferPointer) -> [UInt8] {
+    static func rawKeyText(_ key: UnsafeRawBufferPointer) -> [UInt8] {
         let hexDigits = Array("0123456789abcdef".utf8)
         var text = [UInt8](repeating: 0, count: 67)
         text[0] = UInt8(ascii: "x")

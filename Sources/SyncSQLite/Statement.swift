@@ -5,7 +5,7 @@ internal import CSQLCipher
 /// Not Sendable: use it only on the connection's owner. Text and blobs are bound as transient,
 /// so SQLite copies them and never keeps a Swift pointer. Finalized in `deinit`.
 public final class Statement {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private let connection: Connection
     /// The SQL text (for errors; bound values are never recorded).
     public let sql: String

@@ -68,12 +68,18 @@ extension SQLiteStore {
         if !databaseExists && !options.createIfMissing { throw StoreError.storeNotFound(url.path) }
         if databaseExists && !envelopeExists { throw StoreError.keyMaterialMissing }
         if envelopeExists {
+            let envelope: KeyEnvelope
+            let keys: UnlockedKeys
             do throws(KeyError) {
-                let envelope = try KeyEnvelope.read(from: envelopeURL)
-                return try envelope.unlock(passphrase: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
+                envelope = try KeyEnvelope.read(from: envelopeURL)
+                keys = try envelope.unlockKeys(secret: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
             } catch {
                 throw StoreError(error)
             }
+            // Finishes or rolls back an interrupted rotation or migration first (a no-op otherwise).
+            return try StoreKeys.dataKeyAfterRecovery(
+                database: url, envelope: envelope, keys: keys, passphrase: passphrase,
+                allowInsecureProfile: options.allowInsecureKeyProfile)
         }
         do throws(KeyError) {
             let (envelope, dataKey) = try KeyEnvelope.create(

@@ -24,6 +24,13 @@ extension SQLiteStore {
             guard create else { throw StoreError.storeNotFound(path) }
             try createEmptyFile(at: path)
         }
+        let lock: StoreLock?
+        do {
+            lock = try StoreLock.acquire(for: url, mode: .shared)
+        } catch {
+            if !exists { removeDatabaseFiles(at: url) }
+            throw error
+        }
         do {
             let connection = try Connection.open(path: path, mode: .readWrite, key: key)
             let tables: [String: [String: ColumnType]]
@@ -33,7 +40,7 @@ extension SQLiteStore {
                 connection.close()
                 throw error
             }
-            return SQLiteStore(connection: connection, tables: tables, url: url)
+            return SQLiteStore(connection: connection, tables: tables, url: url, lock: lock)
         } catch let error as SQLiteError {
             if !exists { removeDatabaseFiles(at: url) }
             throw mapOpenError(error, url: url, keyed: key != nil)

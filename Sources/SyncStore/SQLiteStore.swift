@@ -10,15 +10,18 @@ import SyncWire
 /// closure is synchronous and runs as one transaction.
 public actor SQLiteStore: LocalStore {
     private var connection: Connection?
+    /// The shared lock that keeps key rotations away while the store is open (released by ``close()``).
+    private var lock: StoreLock?
     private let schema: SchemaCache
     /// The database file.
     public nonisolated let url: URL
     /// Whether the database is encrypted.
     public nonisolated let isEncrypted: Bool
 
-    init(connection: sending Connection, tables: [String: [String: ColumnType]], url: URL) {
+    init(connection: sending Connection, tables: [String: [String: ColumnType]], url: URL, lock: StoreLock? = nil) {
         self.isEncrypted = connection.isKeyed
         self.connection = connection
+        self.lock = lock
         self.schema = SchemaCache(tables: tables)
         self.url = url
     }
@@ -80,6 +83,7 @@ public actor SQLiteStore: LocalStore {
         try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
         self.connection = nil
+        lock = nil
     }
 
     /// Whether ``close()`` has been called.

@@ -34,6 +34,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case database(SQLiteError)
     /// A file-system operation failed.
     case fileSystem(String)
+    /// Another program holds the store, or a key rotation is running on it.
+    case storeInUse(String)
+    /// A re-encrypted copy failed its check; the original database was kept.
+    case verificationFailed(String)
 
     public var description: String {
         switch self {
@@ -52,6 +56,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .closed: return "The store is closed."
         case .database(let error): return error.description
         case .fileSystem(let why): return why
+        case .storeInUse(let why): return why
+        case .verificationFailed(let why):
+            return "The re-encrypted copy failed its check (\(why)); the store was left unchanged."
         }
     }
 }

@@ -14,6 +14,9 @@ public enum StoreKeys {
         allowInsecureProfile: Bool = false
     ) throws {
         let url = KeyEnvelope.url(forDatabase: database)
+        // Shared: refused while a rotation (which rewrites the envelope at its end) runs.
+        let lock = try StoreLock.acquire(for: database, mode: .shared)
+        defer { withExtendedLifetime(lock) {} }
         do throws(KeyError) {
             let envelope = try KeyEnvelope.read(from: url)
             try envelope.changingSecret(from: old, to: new, profile: profile, allowInsecureProfile: allowInsecureProfile)

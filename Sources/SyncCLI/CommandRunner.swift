@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import SyncKeys
+import SyncStore
+
+/// Runs a tool's root command with CipherSync's conventions; call it from `main`.
+///
+/// 1. Secret environment variables are captured and cleared before anything else
+///    (``SecretEnvironment/captureAndClear(_:)``).
+/// 2. `SIGPIPE` and `SIGXFSZ` are ignored, so a closed pipe or a file-size limit becomes an error
+///    the tool reports instead of a silent death.
+/// 3. The command line is parsed; help exits 0, a usage error prints the usage and exits 2
+///    (ArgumentParser's default would be 64).
+/// 4. The command runs; an error becomes one line `<tool>: <message>` on standard error and the
+///    exit code of ``ExitStatus/for(_:)``.
+public enum CommandRunner {
+    /// Parses and runs `Root`, then exits the process.
+    public static func main<Root: ParsableCommand>(_ root: Root.Type, toolName: String) async -> Never {
+        SecretEnvironment.captureAndClear()
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
+        do {
+            var command = try Root.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(report(error, root: Root.self, toolName: toolName).rawValue)
+        }
+        exit(ExitStatus.ok.rawValue)
+    }
+
+    /// Prints what `error` means and returns the exit status.
+    static func report<Root: ParsableCommand>(_ error: any Error, root: Root.Type, toolName: String) -> ExitStatus {
+        switch error {
+        case is CLIError, is StoreError, is KeyError:
+            Terminal.printError("\(toolName): \(Terminal.message(for: error))")
+            return ExitStatus.for(error)
+        case let code as ExitCode:
+            return ExitStatus(rawValue: code.rawValue) ?? .failure
+        default:
+            // ArgumentParser's own errors: help, version, usage mistakes.
+            let code = Root.exitCode(for: error)
+            let text = Root.fullMessage(for: error)
+            if code == .success {
+                if !text.isEmpty { Terminal.print(text) }
+                return .ok
+            }
+            if code == .validationFailure {
+                Terminal.printError(text)
+                return .usage
+            }
+            Terminal.printError("\(toolName): \(Terminal.message(for: error))")
+            return .failure
+        }
+    }
+}

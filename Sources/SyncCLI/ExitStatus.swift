@@ -1,0 +1,66 @@
+import SyncKeys
+import SyncStore
+
+/// The exit codes of CipherSync's command-line tools. Scripts can rely on them.
+public enum ExitStatus: Int32, Sendable, CaseIterable {
+    /// The command did what it was asked.
+    case ok = 0
+    /// The command failed (a file-system problem, a store in use, a failed check); nothing was
+    /// changed unless the message says otherwise.
+    case failure = 1
+    /// The command line or an input was not acceptable (unknown option, empty or over-long
+    /// passphrase, no way to read a passphrase, mismatched confirmation).
+    case usage = 2
+    /// The passphrase (or recovery code) does not unlock the store.
+    case wrongPassphrase = 3
+    /// The key material is missing or damaged: no key file, a modified key file, key-derivation
+    /// parameters below the floor, or a database that the unlocked key does not open.
+    case keyMaterial = 4
+
+    /// The exit status for an error thrown by a command.
+    public static func `for`(_ error: any Error) -> ExitStatus {
+        switch error {
+        case let error as CLIError:
+            return error.status
+        case let error as StoreError:
+            switch error {
+            case .wrongPassphrase: return .wrongPassphrase
+            case .keyMaterialMissing, .keyMaterialCorrupt, .corruptOrKeyMismatch: return .keyMaterial
+            case .invalidPassphrase: return .usage
+            default: return .failure
+            }
+        case let error as KeyError:
+            switch error {
+            case .wrongPassphrase: return .wrongPassphrase
+            case .keyMaterialMissing, .envelopeCorrupt, .unsupportedEnvelopeVersion, .weakKeyDerivation, .unwrapFailed:
+                return .keyMaterial
+            case .emptyPassphrase, .passphraseTooLong: return .usage
+            default: return .failure
+            }
+        default:
+            return .failure
+        }
+    }
+}
+
+/// An error of a command-line tool itself (bad input, no terminal for a prompt), with its exit
+/// status and a one-line message for a field technician. Never carries secrets.
+public struct CLIError: Error, Sendable, CustomStringConvertible {
+    /// The exit status the tool ends with.
+    public var status: ExitStatus
+    /// One line saying what is wrong and what to do.
+    public var message: String
+
+    public init(_ status: ExitStatus, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// Bad input: exit status 2.
+    public static func usage(_ message: String) -> CLIError { CLIError(.usage, message) }
+
+    /// A failure: exit status 1.
+    public static func failure(_ message: String) -> CLIError { CLIError(.failure, message) }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import SyncSQLite
+
+/// Re-encrypts a database file by export, verification and atomic rename (encryption.md §5,
+/// step 7): the original file is untouched until the rename, and the rename is the single
+/// instant at which the database changes key.
+///
+/// The caller holds the store's exclusive ``StoreLock`` and owns the key envelope; this type
+/// knows nothing about envelopes.
+enum Reencryption {
+    /// The schema name of the scratch file while it is attached.
+    static let attachmentName = "ciphersync_export"
+
+    /// Copies `database` (plain when `oldKey` is `nil`) into a scratch file under `newKey`,
+    /// verifies the copy and renames it over the database.
+    ///
+    /// - Parameters:
+    ///   - database: The database file.
+    ///   - oldKey: Its current raw key, or `nil` for a plain database.
+    ///   - newKey: The new 32-byte raw key.
+    ///   - beforeRename: Runs after verification, right before the rename (a migration writes its
+    ///     key envelope here, so the key is durable before the file needs it).
+    ///   - report: Receives step boundaries and copy progress.
+    /// - Throws: ``StoreError``; before the rename, the database is unchanged and the scratch
+    ///   files are gone.
+    static func run(
+        database: URL, from oldKey: UnsafeRawBufferPointer?, to newKey: UnsafeRawBufferPointer,
+        beforeRename: () throws -> Void, report: (KeyMaintenanceEvent) -> Void
+    ) throws {
+        let export = StoreFiles.exportFile(of: database)
+        try removeScratchFiles(of: database)
+        do {
+            try exportAndVerify(database: database, oldKey: oldKey, newKey: newKey, into: export, report: report)
+            try retireSideFiles(of: database)
+            report(.step(.sourceClosed))
+            try beforeRename()
+        } catch {
+            try? removeScratchFiles(of: database)
+            throw mapped(error, database: database)
+        }
+        try StoreFiles.rename(export, over: database)
+        report(.step(.renamed))
+        try retireSideFiles(of: database)
+        try removeScratchFiles(of: database)
+        report(.step(.sideFilesRemoved))
+        try StoreFiles.syncDirectory(of: database)
+        report(.step(.directorySynced))
+    }
+
+    private static func exportAndVerify(
+        database: URL, oldKey: UnsafeRawBufferPointer?, newKey: UnsafeRawBufferPointer, into export: URL,
+        report: (KeyMaintenanceEvent) -> Void
+    ) throws {
+        let source = try openExisting(database, key: oldKey)
+        defer { source.close() }
+        try checkpoint(source)
+        report(.step(.checkpointed))
+        let digest = try DatabaseDigest.compute(source)
+        let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
+
+        try SQLiteStore.createEmptyFile(at: export.path)
+        try source.attach(path: export.path, as: attachmentName, key: newKey)
+        // The scratch file is thrown away on any failure and flushed and verified on success, so
+        // it needs no journal; a small cache makes SQLite write it out (and report progress) as
+        // it goes instead of at the end.
+        try source.execute("PRAGMA \(attachmentName).journal_mode = OFF")
+        try source.execute("PRAGMA \(attachmentName).synchronous = OFF")
+        try source.execute("PRAGMA \(attachmentName).cache_size = -512")
+        report(.step(.attached))
+        var reported = 0
+        try source.withProgressHandler(every: 20_000, {
+            let pages = Int((StoreFiles.size(of: export) ?? 0) / Int64(Connection.pageSize))
+            if pages > reported {
+                reported = pages
+                report(.progress(pagesWritten: min(pages, totalPages), totalPages: totalPages))
+            }
+        }) {
+            _ = try source.scalar("SELECT sqlcipher_export('\(attachmentName)')")
+        }
+        try source.detach(attachmentName)
+        report(.progress(pagesWritten: totalPages, totalPages: totalPages))
+        report(.step(.exported))
+        try StoreFiles.sync(export)
+        report(.step(.synced))
+        try verify(export, key: newKey, expected: digest)
+        report(.step(.verified))
+    }
+
+    /// Opens an existing database for the copy, mapping a key that does not fit.
+    private static func openExisting(_ url: URL, key: UnsafeRawBufferPointer?) throws -> Connection {
+        guard StoreFiles.exists(url) else { throw StoreError.storeNotFound(url.path) }
+        do {
+            return try Connection.open(path: url.path, mode: .readWrite, key: key)
+        } catch let error where ResultCode.notADatabase ~= error.code {
+            throw StoreError.corruptOrKeyMismatch
+        }
+    }
+
+    /// Moves every committed WAL frame into the database and empties the log.
+    private static func checkpoint(_ connection: Connection) throws {
+        let result = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)").first ?? []
+        guard result.first?.integerValue ?? 0 == 0 else {
+            throw StoreError.storeInUse("The store's write-ahead log is busy; close every program using the store.")
+        }
+    }
+
+    /// Opens the copy with the new key and checks its header, its structure and its content.
+    static func verify(_ url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
+        guard !SQLiteStore.isPlainDatabase(at: url) else {
+            throw StoreError.verificationFailed("the new file is not encrypted")
+        }
+        let copy: Connection
+        do {
+            copy = try Connection.open(path: url.path, mode: .readWrite, key: key)
+        } catch {
+            throw StoreError.verificationFailed("the new file does not open with the new key")
+        }
+        defer { copy.close() }
+        let problems = try copy.integrityCheck()
+        guard problems == ["ok"] else {
+            throw StoreError.verificationFailed("integrity check of the new file: \(problems.prefix(3).joined(separator: "; "))")
+        }
+        let actual = try DatabaseDigest.compute(copy)
+        let differences = actual.differences(from: expected)
+        guard differences.isEmpty else {
+            throw StoreError.verificationFailed("the copy differs in \(differences.joined(separator: ", "))")
+        }
+    }
+
+    /// Removes the database's `-wal`, `-shm` and `-journal` once no connection is open. A
+    /// non-empty `-wal` at this point would hold data the copy lacks, so it stops the procedure.
+    static func retireSideFiles(of database: URL) throws {
+        let wal = URL(fileURLWithPath: database.path + "-wal")
+        if let size = StoreFiles.size(of: wal), size > 0 {
+            throw StoreError.storeInUse("The store's write-ahead log still holds changes; close every program using the store.")
+        }
+        for file in SQLiteStore.sideFiles(of: database) { try StoreFiles.remove(file) }
+    }
+
+    /// Removes the scratch files of an earlier, interrupted run.
+    static func removeScratchFiles(of database: URL) throws {
+        for file in StoreFiles.scratchFiles(of: database) { try StoreFiles.remove(file) }
+    }
+
+    /// Gives SQLite's disk-full and permission failures a message a technician can act on.
+    static func mapped(_ error: any Error, database: URL) -> any Error {
+        guard let error = error as? SQLiteError else {
+            if case StoreError.database(let inner) = error { return mapped(inner, database: database) }
+            return error
+        }
+        let directory = database.deletingLastPathComponent().path
+        // sqlcipher_export reports the failure of its inner statements as SQLITE_ERROR with their message.
+        let full = ResultCode.full ~= error.code || error.message.contains("disk is full")
+        switch error.code {
+        case _ where full:
+            let size = (StoreFiles.size(of: database) ?? 0) / 1_048_576 + 1
+            return StoreError.fileSystem(
+                "Not enough free disk space in \(directory): changing the key needs room for a second copy of the database (about \(size) MB).")
+        case .readOnly, .cantOpen, .permission:
+            return StoreError.fileSystem("Cannot write in \(directory): the directory or the disk is read-only.")
+        case _ where ResultCode.ioError ~= error.code || error.message.contains("disk I/O error"):
+            return StoreError.fileSystem("A disk error occurred while writing in \(directory); the disk may be full or failing.")
+        default:
+            return StoreError.database(error)
+        }
+    }
+}

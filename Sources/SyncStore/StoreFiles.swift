@@ -1,0 +1,109 @@
+import Foundation
+
+/// File-system steps of the key-maintenance procedures: durable renames, directory syncs, side
+/// files, and the scratch files a re-encryption leaves when it is interrupted.
+enum StoreFiles {
+    /// The scratch file a re-encryption exports into, beside the database.
+    static func exportFile(of database: URL) -> URL {
+        URL(fileURLWithPath: database.path + ".reencrypt")
+    }
+
+    /// A second name for a plaintext database while it is replaced, so it can be wiped afterwards.
+    static func retiredPlaintextFile(of database: URL) -> URL {
+        URL(fileURLWithPath: database.path + ".plaintext-old")
+    }
+
+    /// The scratch files of an interrupted re-encryption (the export and its side files).
+    static func scratchFiles(of database: URL) -> [URL] {
+        let export = exportFile(of: database)
+        return [export] + SQLiteStore.sideFiles(of: export)
+    }
+
+    /// Whether a file (or a symbolic link) exists at `url`.
+    static func exists(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0
+    }
+
+    /// The size of the file at `url`, or `nil` when there is none.
+    static func size(of url: URL) -> Int64? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// The inode and device of the file at `url`, to tell two names of one file apart.
+    static func identity(of url: URL) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// Removes `url` if it exists.
+    static func remove(_ url: URL) throws {
+        guard unlink(url.path) == 0 || errno == ENOENT else {
+            throw StoreError.fileSystem("Cannot remove \(url.path): \(String(cString: strerror(errno))).")
+        }
+    }
+
+    /// Flushes the file at `url` to the disk.
+    static func sync(_ url: URL) throws {
+        let fd = Foundation.open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw StoreError.fileSystem("Cannot open \(url.path): \(String(cString: strerror(errno))).")
+        }
+        defer { _ = Foundation.close(fd) }
+        guard fsync(fd) == 0 else {
+            throw StoreError.fileSystem("Cannot flush \(url.path) to disk: \(String(cString: strerror(errno))).")
+        }
+    }
+
+    /// Flushes the directory holding `url`, so renames and removals in it are durable.
+    static func syncDirectory(of url: URL) throws {
+        try sync(url.deletingLastPathComponent())
+    }
+
+    /// Renames `source` over `destination` in one atomic step (same directory).
+    static func rename(_ source: URL, over destination: URL) throws {
+        guard Foundation.rename(source.path, destination.path) == 0 else {
+            throw StoreError.fileSystem(
+                "Cannot rename \(source.path) to \(destination.path): \(String(cString: strerror(errno))).")
+        }
+    }
+
+    /// Gives `source` a second name `link` (a hard link).
+    static func link(_ source: URL, as link: URL) throws {
+        guard Foundation.link(source.path, link.path) == 0 else {
+            throw StoreError.fileSystem("Cannot link \(source.path): \(String(cString: strerror(errno))).")
+        }
+    }
+
+    /// Overwrites the file at `url` with zeros, flushes it and removes it.
+    ///
+    /// Best effort against recovery from the disk: a journaling or copy-on-write file system, or
+    /// an SSD, may keep older copies of the blocks. Used for plaintext that encryption replaced.
+    static func wipeAndRemove(_ url: URL) throws {
+        let fd = Foundation.open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd >= 0 {
+            defer { _ = Foundation.close(fd) }
+            var info = stat()
+            if fstat(fd, &info) == 0 {
+                let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+                var remaining = Int64(info.st_size)
+                while remaining > 0 {
+                    let count = Int(min(remaining, Int64(zeros.count)))
+                    let written = zeros.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, count) }
+                    if written <= 0 { break }
+                    remaining -= Int64(written)
+                }
+                _ = fsync(fd)
+            }
+        }
+        try remove(url)
+    }
+
+    /// Maps a failed write to the message a technician can act on when the disk is full.
+    static func isOutOfSpace(_ code: Int32) -> Bool {
+        code == ENOSPC || code == EDQUOT || code == EFBIG
+    }
+}

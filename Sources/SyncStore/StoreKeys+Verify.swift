@@ -1,0 +1,165 @@
+import Foundation
+public import SyncKeys
+import SyncSQLite
+
+/// The result of `sync-keys verify`: each at-rest check a compliance officer would run.
+public struct StoreVerificationReport: Sendable, Codable {
+    /// One check: a stable name, whether it passed, and what was found.
+    public struct Check: Sendable, Codable, Equatable {
+        public var name: String
+        public var passed: Bool
+        public var detail: String
+    }
+
+    /// A table and its row count (never its content or a hash of it).
+    public struct TableCount: Sendable, Codable, Equatable {
+        public var name: String
+        public var rows: Int
+    }
+
+    /// The database file.
+    public var database: String
+    /// The checks, in the order they ran.
+    public var checks: [Check]
+    /// The pages of the database, all read.
+    public var pages: Int
+    /// Every table, system tables included, with its row count.
+    public var tables: [TableCount]
+    /// Whether every check passed.
+    public var passed: Bool { checks.allSatisfy(\.passed) }
+
+    private enum CodingKeys: String, CodingKey { case database, checks, pages, tables, passed }
+
+    public init(database: String, checks: [Check], pages: Int, tables: [TableCount]) {
+        self.database = database
+        self.checks = checks
+        self.pages = pages
+        self.tables = tables
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        database = try container.decode(String.self, forKey: .database)
+        checks = try container.decode([Check].self, forKey: .checks)
+        pages = try container.decode(Int.self, forKey: .pages)
+        tables = try container.decode([TableCount].self, forKey: .tables)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(database, forKey: .database)
+        try container.encode(checks, forKey: .checks)
+        try container.encode(pages, forKey: .pages)
+        try container.encode(tables, forKey: .tables)
+        try container.encode(passed, forKey: .passed)
+    }
+}
+
+extension StoreKeys {
+    /// Unlocks the store at `database`, reads every page, runs `integrity_check`, and checks the
+    /// store at rest: the envelope state and KDF floor, the database header, the SQLCipher library,
+    /// the page size recorded in the envelope, file modes (0600 files, 0700 directory) and stray
+    /// files beside the store. Changes nothing; refused while a rotation runs.
+    ///
+    /// - Returns: A report; ``StoreVerificationReport/passed`` only when every check passed.
+    /// - Throws: ``StoreError/wrongPassphrase``, ``StoreError/keyMaterialMissing``,
+    ///   ``StoreError/keyMaterialCorrupt(_:)``, ``StoreError/corruptOrKeyMismatch`` when the data
+    ///   key does not open the database, ``StoreError/storeInUse(_:)`` during a rotation.
+    public static func verify(
+        database: URL, passphrase: SecretBytes, allowInsecureProfile: Bool = false
+    ) throws -> StoreVerificationReport {
+        let lock = try StoreLock.acquire(for: database, mode: .shared)
+        defer { withExtendedLifetime(lock) {} }
+        guard StoreFiles.exists(database) else { throw StoreError.storeNotFound(database.path) }
+        var checks: [StoreVerificationReport.Check] = []
+        func check(_ name: String, _ passed: Bool, _ detail: String) {
+            checks.append(.init(name: name, passed: passed, detail: detail))
+        }
+        // Files first: opening the database creates its -wal and -shm.
+        let (strayOK, strayDetail) = strayFiles(beside: database)
+        let (modesOK, modesDetail) = fileModes(of: database)
+
+        let envelope = try readEnvelope(of: database)
+        let keys = try unlock(envelope, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
+        check("envelope", true, "format \(envelope.version), authenticated, data key \(envelope.keyId)")
+        check("rotation-state", envelope.state == .active,
+              envelope.state == .active ? "no rotation in progress" : "a rotation was interrupted; run sync-keys rotate to finish it")
+        let weak = envelope.slots.filter { !kdfInfo($0.kdf).meetsFloor }.map(\.id)
+        check("kdf-floor", weak.isEmpty,
+              weak.isEmpty ? "every slot meets the floor (scrypt N≥2^17 r=8 p=1 or PBKDF2-SHA512 ≥220,000; salt ≥16 bytes)"
+                  : "below the floor: \(weak.joined(separator: ", "))")
+        let header = (try? FileHandle(forReadingFrom: database).read(upToCount: 16)) ?? nil
+        let headerOK = header.map { $0.count == 16 && !SQLiteStore.isPlainDatabase(at: database) && !$0.allSatisfy { $0 == 0 } } ?? false
+        check("header", headerOK, headerOK ? "the first 16 bytes are a random salt, not the SQLite header" : "the database header is plaintext or empty")
+
+        let connection: Connection
+        do {
+            connection = try keys.dataKey.withUnsafeBytes { try Connection.open(path: database.path, mode: .readWrite, key: $0) }
+        } catch let error as SQLiteError where ResultCode.notADatabase ~= error.code {
+            throw StoreError.corruptOrKeyMismatch
+        } catch {
+            throw Reencryption.mapped(error, database: database)
+        }
+        defer { connection.close() }
+        let version = try connection.cipherVersion() ?? "none"
+        let provider = try connection.cipherProvider() ?? "none"
+        check("library", version == Connection.expectedCipherVersion && provider == "openssl",
+              "SQLCipher \(version), provider \(provider)")
+        let pageSize = Int(try connection.scalar("PRAGMA page_size")?.integerValue ?? 0)
+        check("page-size", pageSize == envelope.cipher.pageSize && envelope.cipher.hmac,
+              "page size \(pageSize), envelope says \(envelope.cipher.pageSize), HMAC \(envelope.cipher.hmac ? "on" : "off")")
+        let problems = try connection.integrityCheck()
+        check("integrity", problems == ["ok"], problems == ["ok"] ? "integrity_check ok" : problems.prefix(3).joined(separator: "; "))
+        let digest: DatabaseDigest
+        do {
+            digest = try DatabaseDigest.compute(connection)
+        } catch let error as SQLiteError where ResultCode.notADatabase ~= error.code || ResultCode.corrupt ~= error.code {
+            throw StoreError.corruptOrKeyMismatch
+        }
+        let pages = Int(try connection.scalar("PRAGMA page_count")?.integerValue ?? 0)
+        let rows = digest.tables.reduce(0) { $0 + $1.rows }
+        check("read-all", true, "read \(rows) rows in \(digest.tables.count) tables (\(pages) pages)")
+        check("file-modes", modesOK, modesDetail)
+        check("stray-files", strayOK, strayDetail)
+        return StoreVerificationReport(
+            database: database.path, checks: checks, pages: pages,
+            tables: digest.tables.map { .init(name: $0.name, rows: $0.rows) })
+    }
+
+    /// The files a store may have beside its database.
+    static func expectedFiles(of database: URL) -> Set<String> {
+        let name = database.lastPathComponent
+        return [name, name + ".keys", name + ".lock", name + "-wal", name + "-shm"]
+    }
+
+    /// Whether the directory holds only the store's own files.
+    static func strayFiles(beside database: URL) -> (Bool, String) {
+        let directory = database.deletingLastPathComponent()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
+            return (false, "cannot list \(directory.path)")
+        }
+        let stray = names.filter { !expectedFiles(of: database).contains($0) }.sorted()
+        return stray.isEmpty
+            ? (true, "only the store's files in \(directory.path)")
+            : (false, "unexpected files beside the store: \(stray.prefix(10).joined(separator: ", "))")
+    }
+
+    /// Whether the store's files are 0600 (no group or other access) and its directory 0700.
+    static func fileModes(of database: URL) -> (Bool, String) {
+        var problems: [String] = []
+        let directory = database.deletingLastPathComponent()
+        var info = stat()
+        if stat(directory.path, &info) == 0, info.st_mode & 0o077 != 0 {
+            problems.append("directory is \(String(info.st_mode & 0o777, radix: 8)) (want 700)")
+        }
+        for name in expectedFiles(of: database).sorted() {
+            let path = directory.appendingPathComponent(name).path
+            if lstat(path, &info) == 0, info.st_mode & 0o077 != 0 || (info.st_mode & S_IFMT) != S_IFREG {
+                problems.append("\(name) is \(String(info.st_mode & 0o777, radix: 8)) (want a 600 file)")
+            }
+        }
+        return problems.isEmpty
+            ? (true, "files 600, directory 700")
+            : (false, problems.joined(separator: "; "))
+    }
+}
