@@ -12,8 +12,10 @@ let package = Package(
         .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
         .library(name: "SyncCLI", targets: ["SyncCLI"]),
+        .library(name: "TodoApp", targets: ["TodoApp"]),
         .executable(name: "sync-server", targets: ["sync-server"]),
         .executable(name: "sync-keys", targets: ["sync-keys"]),
+        .executable(name: "todo", targets: ["todo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -65,6 +67,14 @@ let package = Package(
 
         .executableTarget(name: "sync-keys", dependencies: [
             "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .target(name: "TodoApp", dependencies: [
+            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "todo", dependencies: [
+            "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // MARK: Test support (not a product)

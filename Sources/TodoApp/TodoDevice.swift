@@ -1,0 +1,54 @@
+public import Foundation
+public import SyncClient
+public import SyncStore
+public import SyncWire
+
+/// One device of the todo app: its local store (encrypted unless asked otherwise), the sync
+/// context over it, and the client for the server.
+public final class TodoDevice: Sendable {
+    /// The table of the tutorial app.
+    public static let tableName = "todoItem"
+    /// The query id of the app's incremental pull.
+    public static let queryID = "allTodoItems"
+    static let installationKey = "todo.installationId"
+
+    public let store: SQLiteStore
+    public let context: SyncContext
+    public let client: MobileServiceClient
+    public let table: SyncTable
+
+    init(store: SQLiteStore, context: SyncContext, client: MobileServiceClient, table: SyncTable) {
+        self.store = store
+        self.context = context
+        self.client = client
+        self.table = table
+    }
+
+    /// Opens (or, with `options.createIfMissing`, creates) the device's store and connects it to
+    /// `server`. Nothing is sent until a push or pull.
+    public static func open(
+        store url: URL, encryption: StoreEncryption, options: StoreOptions, server: URL,
+        transport: any SyncTransport = HTTPSyncTransport()
+    ) async throws -> TodoDevice {
+        let store = try await SQLiteStore.open(at: url, encryption: encryption, options: options)
+        do {
+            let installation = try await store.write { writer in
+                if let existing = try writer.configValue(forKey: installationKey) { return existing }
+                let generated = ItemID.generate()
+                try writer.setConfigValue(generated, forKey: installationKey)
+                return generated
+            }
+            let context = SyncContext(store: store)
+            let client = MobileServiceClient(url: server, transport: transport, syncContext: context, installationID: installation)
+            return TodoDevice(store: store, context: context, client: client, table: try client.syncTable(tableName))
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Closes the store.
+    public func close() async {
+        await store.close()
+    }
+}

@@ -1,0 +1,27 @@
+/// What can go wrong in the todo app, each a one-line message.
+public enum TodoError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No item has an id starting with this prefix.
+    case unknownID(String)
+    /// Several items have an id starting with this prefix.
+    case ambiguousID(String, matches: Int)
+    /// The server cannot be reached; this many changes stay queued.
+    case offline(pending: Int)
+    /// The push left this many conflicts to resolve.
+    case conflicts(Int)
+    /// The server answered with an error.
+    case server(String)
+    /// Nothing to change was given.
+    case nothingToChange
+
+    public var description: String {
+        switch self {
+        case .unknownID(let prefix): return "No todo item has an id starting with '\(prefix)'."
+        case .ambiguousID(let prefix, let n): return "'\(prefix)' matches \(n) items; give more of the id."
+        case .offline(let pending): return "offline, \(pending) change\(pending == 1 ? "" : "s") queued"
+        case .conflicts(let n):
+            return "\(n) change\(n == 1 ? "" : "s") conflict with the server; resolve with `todo conflicts`."
+        case .server(let message): return "The server failed: \(message)"
+        case .nothingToChange: return "Nothing to change: give --text and/or --complete."
+        }
+    }
+}

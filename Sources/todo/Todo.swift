@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import SyncCLI
+import SyncClient
+import SyncKeys
+import SyncStore
+import SyncWire
+import TodoApp
+
+/// `todo`: the tutorial todo app as an offline terminal program over an encrypted store.
+struct Todo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "todo",
+        abstract: "A todo list that works offline, syncs with a CipherSync server and keeps its data encrypted.",
+        discussion: """
+            The store is encrypted unless --plain. The passphrase comes from --passphrase-file, \
+            --passphrase-fd, the environment variable CIPHERSYNC_PASSPHRASE (cleared once read), or a \
+            prompt. The first use creates the store and asks for a new passphrase.
+            Exit codes: 0 ok, 1 failure, 2 usage, 3 offline (sync) or wrong passphrase, 4 key material missing or damaged.
+            """,
+        subcommands: [
+            Add.self, List.self, Complete.self, Edit.self, Delete.self, Push.self, Pull.self, Sync.self, Purge.self,
+            Pending.self, Conflicts.self, Demo.self,
+        ])
+}
+
+/// The options every store command shares.
+struct DeviceOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The store file.", valueName: "path")) var store = "todo.db"
+    @Option(help: ArgumentHelp("The sync server.", valueName: "url")) var server = "http://127.0.0.1:8080"
+    @Flag(help: "Use a plain (unencrypted) store.") var plain = false
+    @OptionGroup var passphrase: PassphraseOptions
+    @OptionGroup var profile: KeyProfileOptions
+
+    func validate() throws {
+        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ValidationError("--server must be an http(s) URL")
+        }
+    }
+
+    /// Opens the device, creating the store (and asking for a new passphrase) on first use.
+    func open() async throws -> TodoDevice {
+        let url = URL(fileURLWithPath: store)
+        let exists = FileManager.default.fileExists(atPath: url.path)
+        let encryption: StoreEncryption
+        if plain {
+            encryption = .none
+        } else {
+            let prompt = exists ? "Passphrase for \(store): " : "New passphrase for \(store): "
+            encryption = .passphrase(try passphrase.read(prompt: prompt, confirm: !exists))
+        }
+        let options = StoreOptions(
+            createIfMissing: !exists, keyProfile: profile.profile, allowInsecureKeyProfile: KeyProfileOptions.allowsInsecureProfile)
+        guard let serverURL = URL(string: server) else { throw ValidationError("--server must be an http(s) URL") }
+        return try await TodoDevice.open(store: url, encryption: encryption, options: options, server: serverURL)
+    }
+
+    /// Opens the device, runs `body`, closes the device; maps the app's errors to exit codes.
+    func with<T>(_ body: (TodoDevice) async throws -> T) async throws -> T {
+        let device = try await open()
+        do {
+            let result = try await body(device)
+            await device.close()
+            return result
+        } catch {
+            await device.close()
+            throw Self.exit(for: error)
+        }
+    }
+
+    /// Offline is exit 3 (with its message); other app errors are one line and exit 1.
+    static func exit(for error: any Error) -> any Error {
+        guard let todo = error as? TodoError else { return error }
+        switch todo {
+        case .offline:
+            Terminal.printError("todo: \(todo.description)")
+            return ExitCode(3)
+        case .nothingToChange:
+            return CLIError.usage(todo.description)
+        default:
+            return CLIError.failure(todo.description)
+        }
+    }
+}
+
+/// Output helpers.
+enum Output {
+    static func short(_ id: String) -> String { String(id.prefix(8)) }
+
+    static func line(_ item: JSONObject) -> String {
+        let done = item["complete"]?.boolValue == true ? "x" : " "
+        return "\(short(item["id"]?.stringValue ?? "?"))  [\(done)] \(item["text"]?.stringValue ?? "")"
+    }
+
+    static func json(_ value: some Encodable) throws {
+        Terminal.print(String(decoding: try JSONCoding.encode(value), as: UTF8.self))
+    }
+
+    /// Shows push and pull progress on a terminal while `body` runs.
+    static func withProgress<T>(_ device: TodoDevice, _ body: () async throws -> T) async throws -> T {
+        guard Terminal.isErrorTerminal else { return try await body() }
+        let events = await device.context.events()
+        let watcher = Task {
+            for await event in events {
+                switch event {
+                case .pushStarted(let n): Terminal.write("\rpushing \(n) change(s)…", to: STDERR_FILENO)
+                case .pushFinished(let ok, let failed): Terminal.write("\rpushed \(ok), failed \(failed)        \n", to: STDERR_FILENO)
+                case .pagePulled(_, _, let total): Terminal.write("\rpulled \(total) item(s)…", to: STDERR_FILENO)
+                case .pullFinished(_, let n): Terminal.write("\rpulled \(n) item(s)        \n", to: STDERR_FILENO)
+                default: break
+                }
+            }
+        }
+        defer { watcher.cancel() }
+        return try await body()
+    }
+}

@@ -1,0 +1,3 @@
+import SyncCLI
+
+await CommandRunner.main(Todo.self, toolName: "todo")
