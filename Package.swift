@@ -89,6 +89,9 @@ let package = Package(
             dependencies: ["SyncServer", "SyncWire", .product(name: "HummingbirdTesting", package: "hummingbird")]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncWire", "SyncTestSupport"]),
+        .testTarget(name: "SyncEndToEndTests", dependencies: [
+            "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
     ]
 )
