@@ -164,21 +164,27 @@ public protocol FilterValue: Sendable {
 }
 
 extension String: FilterValue {
+    /// The value as a filter literal.
     public var filterLiteral: FilterLiteral { .string(self) }
 }
 extension Int: FilterValue {
+    /// The value as a filter literal.
     public var filterLiteral: FilterLiteral { .int(Int64(self)) }
 }
 extension Int64: FilterValue {
+    /// The value as a filter literal.
     public var filterLiteral: FilterLiteral { .int(self) }
 }
 extension Double: FilterValue {
+    /// The value as a filter literal.
     public var filterLiteral: FilterLiteral { .double(self) }
 }
 extension Bool: FilterValue {
+    /// The value as a filter literal.
     public var filterLiteral: FilterLiteral { .bool(self) }
 }
 extension Date: FilterValue {
+    /// The value as a filter literal.
     public var filterLiteral: FilterLiteral { .date(self) }
 }
 

@@ -35,6 +35,7 @@ extension SyncContext {
         var nextLink: URL?
         while true {
             if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
+            if tokenKey == nil, let top = query.top, received >= top { break }
             let url: URL
             if let link = nextLink {
                 url = link
@@ -77,7 +78,6 @@ extension SyncContext {
             } else {
                 skip += page.items.count
             }
-            if tokenKey == nil, let top = query.top, received >= top { break }
         }
         emit(.pullFinished(table: table, items: received))
         logger.debug("Pull finished", metadata: ["table": "\(table)", "items": "\(received)"])

@@ -83,6 +83,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         [.pushAbortedByNetwork, .pushAbortedByAuthentication, .pushAbortedByLocalStore, .pushCancelled].contains(code)
     }
 
+    /// The kind, the HTTP status and the reason; never item values.
     public var description: String {
         var text = "SyncError.\(code.rawValue)"
         if let statusCode { text += " (HTTP \(statusCode))" }
@@ -95,6 +96,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
 extension SyncError: Equatable, Hashable {
     /// Errors are equal when they are the same kind of error (the code); payloads are ignored.
     public static func == (lhs: SyncError, rhs: SyncError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the kind of error only.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// Matches any error against a `SyncError` kind, so that `catch SyncError.pushCancelled` works.

@@ -55,6 +55,7 @@ public struct TableOperationError: Error, Sendable, Identifiable, CustomStringCo
     /// Whether the server refused the write because of a concurrent change (409 or 412).
     public var isConflict: Bool { statusCode == 409 || statusCode == 412 }
 
+    /// The kind, table, status and message; never item values.
     public var description: String {
         "TableOperationError(\(kind) on '\(table)'\(statusCode.map { ", HTTP \($0)" } ?? ""): \(message))"
     }

@@ -89,6 +89,15 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aTotalOfZeroSendsNothing(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            let received = try await f.table().pull(Query().top(0))
+            #expect(received == 0)
+            #expect(f.transport.requests.isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func skipAdvancesByWhatTheServerReturned(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             f.transport.enqueuePage(Self.items(0..<25))

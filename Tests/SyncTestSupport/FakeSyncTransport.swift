@@ -20,6 +20,7 @@ public final class FakeSyncTransport: SyncTransport {
 
     private let state = Mutex(State())
 
+    /// Creates a transport with an empty script.
     public init() {}
 
     /// Scripts the next answer.
@@ -78,6 +79,7 @@ public final class FakeSyncTransport: SyncTransport {
         }
     }
 
+    /// Records the request and answers with the next scripted response.
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
         let (responder, ready) = state.withLock { state -> (Responder?, [CheckedContinuation<Void, Never>]) in
             state.requests.append(request)
@@ -106,6 +108,7 @@ public final class AsyncGate: Sendable {
 
     private let state = Mutex(State())
 
+    /// Creates a closed gate.
     public init() {}
 
     /// Suspends until ``open()`` (returns at once if already open).
