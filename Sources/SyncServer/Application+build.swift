@@ -49,10 +49,16 @@ public final class RunningServer: Sendable {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let (app, storage) = try await buildApplication(configuration) { port in continuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: configuration.logger))
-        let task = Task { try await group.run() }
+        let task = Task {
+            // A server that fails to start (a port in use, say) ends the stream, so start() returns.
+            defer { continuation.finish() }
+            try await group.run()
+        }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next(), let url = URL(string: "http://\(configuration.host):\(port)") else {
-            task.cancel()
+            let failure = await task.result
+            try? await storage.close()
+            if case .failure(let error) = failure { throw error }
             throw TableError(.internalServerError, "The server did not start")
         }
         continuation.finish()

@@ -39,3 +39,20 @@ import Testing
         #expect(rest.isEmpty, "exactly one line on stdout")
     }
 }
+
+import Logging
+import SyncServer
+
+@Suite struct RunningServerTests {
+    @Test func aPortInUseIsAnErrorNotAHang() async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let first = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
+        let port = try #require(first.url.port)
+        await #expect(throws: (any Error).self) {
+            let second = try await RunningServer.start(ServerConfiguration(port: port, logger: logger))
+            await second.stop()
+        }
+        await first.stop()
+    }
+}
