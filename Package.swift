@@ -9,7 +9,10 @@ let package = Package(
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
         .library(name: "SyncStore", targets: ["SyncStore"]),
+        .library(name: "SyncClient", targets: ["SyncClient"]),
+        .library(name: "SyncServer", targets: ["SyncServer"]),
         .library(name: "SyncCLI", targets: ["SyncCLI"]),
+        .executable(name: "sync-server", targets: ["sync-server"]),
         .executable(name: "sync-keys", targets: ["sync-keys"]),
     ],
     dependencies: [
@@ -17,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -28,24 +33,51 @@ let package = Package(
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
         .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire", "COpenSSL"]),
+        .target(
+            name: "SyncClient",
+            dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
+
+        .target(
+            name: "SyncServer",
+            dependencies: [
+                "SyncWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
 
         .target(name: "SyncCLI", dependencies: [
             "SyncKeys", "SyncStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // MARK: Executables (thin: parse, read secrets, call the libraries, print)
+        .executableTarget(
+            name: "sync-server",
+            dependencies: [
+                "SyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .executableTarget(name: "sync-keys", dependencies: [
             "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // MARK: Test support (not a product)
-        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys"], path: "Tests/SyncTestSupport"),
+        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
 
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
+        .testTarget(
+            name: "SyncServerTests",
+            dependencies: ["SyncServer", "SyncWire", .product(name: "HummingbirdTesting", package: "hummingbird")]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncWire", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
     ]
 )

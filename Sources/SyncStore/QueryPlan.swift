@@ -26,13 +26,6 @@ struct QueryPlan {
     }
 
     private static func bindable(_ statement: SQLStatement) -> (sql: String, arguments: [SQLiteValue]) {
-        (statement.sql, statement.arguments.map { argument in
-            switch argument {
-            case .null: return .null
-            case .integer(let i): return .integer(i)
-            case .real(let d): return .real(d)
-            case .text(let s): return .text(s)
-            }
-        })
+        (statement.sql, statement.arguments.map(ValueCoding.sqliteValue))
     }
 }

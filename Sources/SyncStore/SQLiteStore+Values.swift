@@ -4,30 +4,28 @@ import SyncWire
 
 /// Conversions between JSON values and SQLite values, guided by a column's declared type.
 enum ValueCoding {
-    /// The SQLite value that stores `value`.
+    /// The SQLite value that stores `value` (the shared coding of ``SQLArgument``).
     static func sqliteValue(_ value: JSONValue) throws -> SQLiteValue {
-        switch value {
+        sqliteValue(try SQLArgument(json: value))
+    }
+
+    static func sqliteValue(_ argument: SQLArgument) -> SQLiteValue {
+        switch argument {
         case .null: return .null
-        case .bool(let b): return .integer(b ? 1 : 0)
-        case .int(let i): return .integer(i)
-        case .double(let d): return .real(d)
-        case .string(let s): return .text(s)
-        case .array, .object: return .text(String(decoding: try JSONCoding.encode(value), as: UTF8.self))
+        case .integer(let i): return .integer(i)
+        case .real(let d): return .real(d)
+        case .text(let s): return .text(s)
         }
     }
 
     /// The JSON value for a stored value of a column declared as `type`.
     static func jsonValue(_ value: SQLiteValue, type: ColumnType?) -> JSONValue {
-        switch (value, type) {
-        case (.null, _): return .null
-        case (.integer(let i), .boolean): return .bool(i != 0)
-        case (.integer(let i), .real): return .double(Double(i))
-        case (.integer(let i), _): return .int(i)
-        case (.real(let d), _): return .double(d)
-        case (.text(let s), .json):
-            return (try? JSONCoding.decode(JSONValue.self, from: Data(s.utf8))) ?? .string(s)
-        case (.text(let s), _): return .string(s)
-        case (.blob(let bytes), _): return .string(Data(bytes).base64EncodedString())
+        switch value {
+        case .null: return .null
+        case .integer(let i): return JSONValue(sql: .integer(i), type: type)
+        case .real(let d): return JSONValue(sql: .real(d), type: type)
+        case .text(let s): return JSONValue(sql: .text(s), type: type)
+        case .blob(let bytes): return .string(Data(bytes).base64EncodedString())
         }
     }
 

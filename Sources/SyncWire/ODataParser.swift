@@ -80,7 +80,8 @@ public enum ODataParser {
         return n
     }
 
-    static func isName<S: StringProtocol>(_ text: S) -> Bool {
+    /// Whether `text` is a plain name: a letter or `_`, then letters, digits or `_`, at most 128.
+    public static func isName<S: StringProtocol>(_ text: S) -> Bool {
         guard let first = text.unicodeScalars.first, first.isIdentifierStart else { return false }
         return text.unicodeScalars.allSatisfy(\.isIdentifierPart) && text.count <= 128
     }

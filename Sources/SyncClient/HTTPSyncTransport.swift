@@ -1,0 +1,58 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
+
+/// The real transport: HTTP over `URLSession`.
+///
+/// Why URLSession and not AsyncHTTPClient: the client SDK must stay small and link no SwiftNIO
+/// (AsyncHTTPClient pulls in swift-nio, swift-nio-ssl and BoringSSL; the client already links
+/// OpenSSL through SQLCipher), and URLSession is the platform's HTTP stack on Apple systems and
+/// in `FoundationNetworking` on Linux. The server side uses NIO; the client does not.
+///
+/// Every HTTP answer, error statuses included, comes back as a ``SyncResponse``; the call throws
+/// only when no answer arrived. Task cancellation cancels the request.
+public struct HTTPSyncTransport: SyncTransport {
+    private let session: URLSession
+    private let timeout: TimeInterval
+
+    /// Creates a transport.
+    /// - Parameters:
+    ///   - session: the session to send with (default: an ephemeral session, no cookies, no cache).
+    ///   - timeout: the request timeout in seconds.
+    public init(session: URLSession? = nil, timeout: TimeInterval = 60) {
+        self.session = session ?? URLSession(configuration: Self.defaultConfiguration())
+        self.timeout = timeout
+    }
+
+    private static func defaultConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpShouldSetCookies = false
+        return configuration
+    }
+
+    /// Builds the `URLRequest` for a ``SyncRequest`` (exposed for tests of request building).
+    public func urlRequest(for request: SyncRequest) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        urlRequest.httpMethod = request.method.rawValue
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        urlRequest.httpBody = request.body
+        return urlRequest
+    }
+
+    /// Sends the request and returns the answer, whatever its status.
+    /// - Throws: the `URLError` when no answer arrived (or `CancellationError`).
+    public func send(_ request: SyncRequest) async throws -> SyncResponse {
+        try Task.checkCancellation()
+        let (data, response) = try await session.data(for: urlRequest(for: request))
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            guard let name = name as? String else { continue }
+            headers[name] = value as? String ?? String(describing: value)
+        }
+        return SyncResponse(statusCode: http.statusCode, headers: headers, body: data)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import SyncStore
+import SyncWire
+
+/// One page of a pull, decoded with `JSONDecoder`: a JSON array of items, or the
+/// `{"results": […], "count": n}` envelope.
+struct PullPage: Sendable {
+    var items: [JSONObject]
+    /// The total count of the envelope (`$inlinecount=allpages`), if any.
+    var count: Int?
+
+    private struct Envelope: Decodable {
+        var results: [JSONObject]
+        var count: Int?
+    }
+
+    /// Decodes a page.
+    /// - Throws: ``SyncError/malformedServerResponse`` when the body is not an array of objects
+    ///   (or the envelope).
+    static func decode(_ body: Data, statusCode: Int) throws -> PullPage {
+        if let items = try? JSONCoding.decode([JSONObject].self, from: body) { return PullPage(items: items) }
+        if let envelope = try? JSONCoding.decode(Envelope.self, from: body) { return PullPage(items: envelope.results, count: envelope.count) }
+        throw SyncError(
+            .malformedServerResponse, reason: "The server's page is not a JSON array of objects.", statusCode: statusCode)
+    }
+
+    /// The latest `updatedAt` of the page in milliseconds, over every item (also those that will
+    /// be skipped or deleted); `nil` when no item has a readable one.
+    var maxUpdatedAt: Int64? {
+        items.compactMap { $0[SystemProperty.updatedAt]?.stringValue.flatMap(DeltaToken.milliseconds(from:)) }.max()
+    }
+}
+
+/// Delta tokens of incremental pulls: the latest `updatedAt` seen, per table and query id,
+/// stored in the config table with millisecond precision.
+enum DeltaToken {
+    /// The config key of a token.
+    static func key(table: String, queryId: String) -> String { "deltaToken|\(table)|\(queryId)" }
+
+    /// The config key prefix of every token of a table.
+    static func prefix(table: String) -> String { "deltaToken|\(table)|" }
+
+    /// Milliseconds since 1970 of an ISO 8601 timestamp, truncated (never rounded up: rounding
+    /// up would skip rows sharing the boundary timestamp).
+    static func milliseconds(from text: String) -> Int64? {
+        var whole = text
+        var fraction = ""
+        if let dot = text.firstIndex(of: ".") {
+            let digits = text[text.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
+            fraction = String(digits)
+            whole = String(text[..<dot]) + String(text[text.index(after: dot)...].dropFirst(digits.count))
+        }
+        guard let seconds = WireDate.date(from: whole)?.timeIntervalSince1970 else { return nil }
+        let millis = Int64((fraction + "000").prefix(3)) ?? 0
+        return Int64(seconds.rounded()) * 1000 + millis
+    }
+
+    /// The wire text of a token (`1999-12-03T15:44:29.000Z`).
+    static func text(milliseconds: Int64) -> String {
+        WireDate.string(from: date(milliseconds: milliseconds))
+    }
+
+    /// The date of a token, nudged a tenth of a millisecond up so that formatting (which
+    /// truncates) gives back the same millisecond despite floating-point error.
+    static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: (Double(milliseconds) + 0.1) / 1000)
+    }
+}
+
+/// The store step of a pull: one transaction per page.
+enum PullSteps {
+    /// Applies a page: items without a valid id are ignored, items with a pending operation are
+    /// skipped (the local edit wins until pushed), `deleted: true` items are deleted locally and
+    /// the others upserted in one batch; then the delta token is saved, if it advanced.
+    /// - Returns: the number of rows written or deleted.
+    @discardableResult
+    static func apply(
+        _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, in writer: any StoreWriter
+    ) throws -> Int {
+        let pending = Set(try writer.operations(table: table).map(\.itemId))
+        var upserts: [JSONObject] = []
+        var deletes: [String] = []
+        for item in page.items {
+            guard let id = item[SystemProperty.id]?.stringValue, ItemID.isValid(id), !pending.contains(id) else {
+                continue
+            }
+            if item[SystemProperty.deleted]?.boolValue == true {
+                deletes.append(id)
+            } else {
+                var row = item
+                row[SystemProperty.deleted] = nil
+                upserts.append(row)
+            }
+        }
+        if !deletes.isEmpty { try writer.delete(table: table, ids: deletes) }
+        if !upserts.isEmpty { try writer.upsert(table: table, items: upserts, ignoreMissingColumns: false) }
+        if let token { try writer.setConfigValue(DeltaToken.text(milliseconds: token.milliseconds), forKey: token.key) }
+        return deletes.count + upserts.count
+    }
+}

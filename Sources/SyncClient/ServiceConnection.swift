@@ -1,0 +1,180 @@
+import Foundation
+import SyncWire
+
+/// The feature codes of `X-ZUMO-FEATURES` (protocol.md §1.4.2).
+enum Feature: String, Sendable, Hashable, Comparable {
+    case untypedTable = "TU"
+    case typedTable = "TT"
+    case queryObject = "TQ"
+    case queryParameters = "QS"
+    case offline = "OL"
+    case incrementalPull = "IP"
+    case linkHeader = "LH"
+
+    private var order: Int {
+        switch self {
+        case .untypedTable: return 0
+        case .typedTable: return 1
+        case .queryObject: return 2
+        case .queryParameters: return 3
+        case .offline: return 4
+        case .incrementalPull: return 5
+        case .linkHeader: return 6
+        }
+    }
+
+    static func < (lhs: Feature, rhs: Feature) -> Bool { lhs.order < rhs.order }
+
+    /// The header value for a set of features: codes in a fixed order, comma-separated.
+    static func headerValue(_ features: Set<Feature>) -> String {
+        features.sorted().map(\.rawValue).joined(separator: ",")
+    }
+}
+
+/// How the client talks to one backend: builds the protocol's requests (URLs, the §1.1 headers)
+/// and sends them through the transport. Shared by online tables and the sync context.
+struct ServiceConnection: Sendable {
+    /// The SDK version string sent in `User-Agent` and `X-ZUMO-VERSION`.
+    static let sdkVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=CipherSync/0.1.0)"
+
+    let baseURL: URL
+    let transport: any SyncTransport
+    let installationID: String
+
+    // MARK: building requests
+
+    /// The URL of `/tables/{table}[/{id}]` with query items (names and values are encoded here).
+    func tableURL(_ table: String, id: String? = nil, query: [(String, String)] = []) throws -> URL {
+        guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true) else {
+            throw SyncError(.invalidURL, reason: "The service URL cannot be parsed.")
+        }
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        path += "/tables/" + Self.encodePathSegment(table)
+        if let id { path += "/" + Self.encodePathSegment(id) }
+        components.percentEncodedPath = path
+        components.percentEncodedQuery =
+            query.isEmpty
+            ? nil
+: ODataQuery.string(query.map { (name: $0.0, value: $0.1) })
+        guard let url = components.url else {
+            throw SyncError(.invalidURL, reason: "The request URL cannot be built.")
+        }
+        return url
+    }
+
+    /// The headers every request carries (§1.1), plus the features and the JSON content type
+    /// when there is a body.
+    func headers(features: Set<Feature>, hasBody: Bool) -> [String: String] {
+        var headers = [
+            WireHeader.apiVersion: WireHeader.apiVersionValue,
+            WireHeader.sdkVersion: Self.sdkVersion,
+            "User-Agent": Self.sdkVersion,
+            WireHeader.installationID: installationID,
+            "Accept": "application/json",
+        ]
+        if !features.isEmpty { headers[WireHeader.features] = Feature.headerValue(features) }
+        if hasBody { headers["Content-Type"] = "application/json" }
+        return headers
+    }
+
+    /// A complete request.
+    func request(
+        _ method: SyncRequest.Method, url: URL, body: JSONObject? = nil, ifMatch version: String? = nil,
+        features: Set<Feature>
+    ) throws -> SyncRequest {
+        let data = try body.map { object -> Data in
+            do { return try JSONCoding.encode(object) } catch {
+                throw SyncError(.invalidItem, reason: "The item cannot be encoded as JSON.", underlying: error)
+            }
+        }
+        var headers = headers(features: features, hasBody: data != nil)
+        if let version { headers[WireHeader.ifMatch] = Self.quotedETag(version) }
+        return SyncRequest(method: method, url: url, headers: headers, body: data)
+    }
+
+    // MARK: sending
+
+    /// Sends a request; a transport failure becomes ``SyncError/transportFailed`` (or
+    /// ``SyncError/cancelled`` when the task or the run was cancelled).
+    func send(_ request: SyncRequest, run: RunHandle? = nil) async throws -> SyncResponse {
+        if run?.isCancelled == true || Task.isCancelled { throw SyncError.cancelled }
+        do {
+            if let run { return try await run.send(request, through: transport) }
+            return try await transport.send(request)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            if run?.isCancelled == true || Task.isCancelled || error is CancellationError || Self.isCancelledURLError(error) {
+                throw SyncError(.cancelled, underlying: error)
+            }
+            throw SyncError(.transportFailed, reason: "No answer from the server.", underlying: error)
+        }
+    }
+
+    private static func isCancelledURLError(_ error: any Error) -> Bool {
+        (error as? URLError)?.code == .cancelled
+    }
+
+    // MARK: reading responses
+
+    /// The error for a non-2xx response: 401, 409 and 412 get their own kinds; the server's item
+    /// is parsed from 409/412 bodies.
+    static func error(for response: SyncResponse) -> SyncError {
+        switch response.statusCode {
+        case 401:
+            return SyncError(.authenticationRequired, statusCode: 401)
+        case 409:
+            return SyncError(
+                .conflict, reason: "The server has a conflicting item.", statusCode: 409,
+                serverItem: item(from: response))
+        case 412:
+            return SyncError(
+                .preconditionFailed, reason: "The server's version did not match the passed version.",
+                statusCode: 412, serverItem: item(from: response))
+        default:
+            return SyncError(.requestFailed, reason: "The server answered an error status.", statusCode: response.statusCode)
+        }
+    }
+
+    /// The JSON object of a response body, with the `ETag` header as its version; `nil` when the
+    /// body is empty or not a JSON object.
+    static func item(from response: SyncResponse) -> JSONObject? {
+        guard !response.body.isEmpty, var object = try? JSONCoding.decode(JSONObject.self, from: response.body) else {
+            return nil
+        }
+        if let tag = response.header(WireHeader.eTag), let version = unquotedETag(tag) {
+            object[SystemProperty.version] = .string(version)
+        }
+        return object
+    }
+
+    /// The body text of a response, kept with operation errors (bounded in size).
+    static func rawText(of response: SyncResponse) -> String? {
+        guard !response.body.isEmpty else { return nil }
+        return String(decoding: response.body.prefix(65_536), as: UTF8.self)
+    }
+
+    // MARK: encoding helpers
+
+    /// `"version"`, inner quotes escaped (the `If-Match` value).
+    static func quotedETag(_ version: String) -> String {
+        "\"" + version.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    /// The version inside an `ETag` value: quotes removed, `\"` unescaped; `nil` for weak tags.
+    static func unquotedETag(_ tag: String) -> String? {
+        let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.hasPrefix("W/") else { return nil }
+        guard trimmed.count >= 2, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else {
+            return trimmed.isEmpty ? nil : trimmed
+        }
+        return String(trimmed.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+    }
+
+    /// Percent-encodes a path segment (UTF-8), leaving only unreserved characters.
+    static func encodePathSegment(_ text: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+}

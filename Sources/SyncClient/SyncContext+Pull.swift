@@ -1,0 +1,137 @@
+import Foundation
+import SyncStore
+import SyncWire
+
+extension SyncContext {
+    /// Pulls server items of `table` into the local store (protocol.md §1.5). See
+    /// ``SyncTable/pull(_:queryId:pageSize:)``.
+    func pull(table: String, query: Query, queryId: String?, pageSize: Int) async throws -> Int {
+        try PullValidation.check(query, queryId: queryId)
+        let pageSize = pageSize > 0 ? pageSize : PullValidation.defaultPageSize
+        return try await exclusive { run in
+            try await runPull(table: table, query: query, queryId: queryId, pageSize: pageSize, run: run)
+        }
+    }
+
+    private func runPull(table: String, query: Query, queryId: String?, pageSize: Int, run: RunHandle) async throws -> Int {
+        let connection = try requireConnection()
+        // Implicit push: local changes of the table go first; any push error abandons the pull.
+        if try await read({ try $0.operationCount(table: table) }) > 0 {
+            try await runPush(run)
+        }
+        let tokenKey = queryId.map { DeltaToken.key(table: table, queryId: $0) }
+        var token: Int64 = 0
+        if let tokenKey {
+            let stored = try await read { try $0.configValue(forKey: tokenKey) }
+            token = stored.flatMap(DeltaToken.milliseconds(from:)) ?? 0
+        }
+        emit(.pullStarted(table: table, queryId: queryId))
+        logger.debug("Pull started", metadata: ["table": "\(table)", "incremental": "\(queryId != nil)"])
+        var features: Set<Feature> = [.queryObject, .offline]
+        if tokenKey != nil { features.insert(.incrementalPull) }
+        if !query.parameters.isEmpty { features.insert(.queryParameters) }
+        var skip = query.skip ?? 0
+        var received = 0
+        var nextLink: URL?
+        while true {
+            if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
+            let url: URL
+            if let link = nextLink {
+                url = link
+            } else {
+                var description = query.description(table: table)
+                description.includeTotalCount = false
+                if tokenKey != nil {
+                    description.filter = ODataQuery.incrementalFilter(query.filter, since: DeltaToken.date(milliseconds: token))
+                    description.orderBy = [OrderBy(SystemProperty.updatedAt)]
+                    description.top = pageSize
+                } else {
+                    description.top = query.top.map { min($0 - received, pageSize) } ?? pageSize
+                }
+                description.skip = skip
+                let items = QueryItems.make(description, parameters: query.parameters, includeDeleted: true)
+                url = try connection.tableURL(table, query: items)
+            }
+            let response: SyncResponse
+            do {
+                response = try await connection.send(try connection.request(.get, url: url, features: features), run: run)
+            } catch let error as SyncError where error == .cancelled {
+                throw SyncError(.pullCancelled, reason: "The pull was cancelled.", underlying: error)
+            }
+            guard response.isSuccess else { throw ServiceConnection.error(for: response) }
+            let page = try PullPage.decode(response.body, statusCode: response.statusCode)
+            if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
+            if page.items.isEmpty { break }
+            var advanced: (key: String, milliseconds: Int64)?
+            if let tokenKey, let latest = page.maxUpdatedAt, latest > token { advanced = (tokenKey, latest) }
+            let save = advanced
+            _ = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
+            received += page.items.count
+            emit(.pagePulled(table: table, items: page.items.count, total: received))
+            nextLink = query.top == nil ? Self.nextLink(in: response, base: connection.baseURL, request: url) : nil
+            if let advanced {
+                // The token moved: re-query from the new bound (a link would page the old one).
+                token = advanced.milliseconds
+                skip = 0
+                nextLink = nil
+            } else {
+                skip += page.items.count
+            }
+            if tokenKey == nil, let top = query.top, received >= top { break }
+        }
+        emit(.pullFinished(table: table, items: received))
+        logger.debug("Pull finished", metadata: ["table": "\(table)", "items": "\(received)"])
+        return received
+    }
+
+    /// The `Link: <url>; rel=next` target of a response, resolved against the request, if it
+    /// points at the same server (scheme, host and port) as the client; others are ignored.
+    static func nextLink(in response: SyncResponse, base: URL, request: URL) -> URL? {
+        guard let header = response.header(WireHeader.link) else { return nil }
+        for part in header.split(separator: ",") {
+            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let target = pieces.first, target.hasPrefix("<"), target.hasSuffix(">"),
+                pieces.dropFirst().contains(where: { $0.replacingOccurrences(of: "\"", with: "").lowercased() == "rel=next" })
+            else { continue }
+            guard let url = URL(string: String(target.dropFirst().dropLast()), relativeTo: request)?.absoluteURL,
+                url.scheme?.lowercased() == base.scheme?.lowercased(), url.host?.lowercased() == base.host?.lowercased(),
+                url.port == base.port
+            else { return nil }
+            return url
+        }
+        return nil
+    }
+}
+
+/// The checks a pull (and a purge's query id) makes before anything is sent (protocol.md §1.5.1).
+enum PullValidation {
+    static let defaultPageSize = 50
+
+    /// Validates a query id: 1–255 characters, not blank, no `|`, no control characters.
+    static func checkQueryId(_ queryId: String) throws {
+        let valid =
+            !queryId.isEmpty && queryId.count <= 255 && !queryId.contains("|")
+            && !queryId.allSatisfy(\.isWhitespace)
+            && !queryId.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard valid else { throw SyncError(.invalidQueryID, reason: "A query id has 1–255 characters, without '|' or control characters.") }
+    }
+
+    /// Validates a pull query: no selection, no total count, no `__includeDeleted` (any case) or
+    /// `$` parameters, no negative top/skip; with a query id also no ordering, top or skip.
+    static func check(_ query: Query, queryId: String?) throws {
+        func invalid(_ reason: String) -> SyncError { SyncError(.invalidPullQuery, reason: reason) }
+        if let queryId { try checkQueryId(queryId) }
+        if !query.selection.isEmpty { throw invalid("A pull cannot select columns.") }
+        if query.includeTotalCount { throw invalid("A pull cannot ask for the total count.") }
+        for name in query.parameters.keys {
+            if name.lowercased() == WireHeader.includeDeleted.lowercased() || name.hasPrefix("$") {
+                throw invalid("A pull parameter may not be a system query option or __includeDeleted.")
+            }
+        }
+        if (query.top ?? 0) < 0 || (query.skip ?? 0) < 0 { throw invalid("Top and skip cannot be negative.") }
+        if queryId != nil {
+            if !query.orderBy.isEmpty { throw invalid("An incremental pull cannot be ordered.") }
+            if query.top != nil || query.skip != nil { throw invalid("An incremental pull cannot use top or skip.") }
+        }
+    }
+}

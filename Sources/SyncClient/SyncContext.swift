@@ -1,0 +1,175 @@
+import Foundation
+public import Logging
+public import SyncStore
+import SyncWire
+import Synchronization
+
+/// The offline sync engine: owns the operation queue in a ``LocalStore``, pushes it to the server,
+/// pulls server changes into the store and purges local rows.
+///
+/// An actor; safe to share. Push, pull and purge never overlap: they run one at a time in call
+/// order. Local writes (``SyncTable/insert(_:)`` and friends) run at any time, also while a push
+/// is in flight; the in-flight rule keeps a newer local edit from being overwritten by the
+/// answer to an older push (protocol.md §1.3).
+///
+/// A context is attached to a ``MobileServiceClient`` (which gives it the server connection) by
+/// passing it to the client's initializer.
+public actor SyncContext {
+    /// The local store: user tables, operation queue, operation errors, delta tokens.
+    public nonisolated let store: any LocalStore
+    /// The hook that sees each pushed operation and the push's errors, if any.
+    public nonisolated let conflictHandler: (any SyncConflictHandler)?
+    nonisolated let logger: Logger
+
+    private nonisolated let binding = Mutex<ServiceConnection?>(nil)
+    private nonisolated let current = Mutex<RunHandle?>(nil)
+    private var isRunning = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var observers: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
+
+    /// Creates a sync context over a local store.
+    /// - Parameters:
+    ///   - store: the local store (plain or encrypted ``SQLiteStore``, or any other
+    ///     ``LocalStore``).
+    ///   - conflictHandler: sees each pushed operation and may resolve conflicts; `nil` sends each
+    ///     operation as it is.
+    ///   - logger: where the engine logs (at `debug` and `info`, never item values); by default
+    ///     nothing is logged.
+    public init(
+        store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
+        logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.store = store
+        self.conflictHandler = conflictHandler
+        self.logger = logger
+    }
+
+    /// Attaches the context to a client's connection (done by ``MobileServiceClient``).
+    nonisolated func attach(_ connection: ServiceConnection) {
+        binding.withLock { $0 = connection }
+    }
+
+    func requireConnection() throws -> ServiceConnection {
+        guard let connection = binding.withLock({ $0 }) else {
+            throw SyncError(.missingSyncContext, reason: "The sync context is not attached to a client.")
+        }
+        return connection
+    }
+
+    // MARK: tables and queue
+
+    /// The offline table `name` of this context.
+    /// - Throws: ``SyncError/invalidTableName`` for a name that is not a valid table name.
+    public nonisolated func syncTable(_ name: String) throws -> SyncTable {
+        guard TableName.isValid(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
+        return SyncTable(name: name, context: self)
+    }
+
+    /// The number of operations waiting to be pushed, across all tables.
+    /// - Throws: ``SyncError/localStoreFailed``.
+    public var pendingOperationsCount: Int {
+        get async throws { try await read { try $0.operationCount(table: nil) } }
+    }
+
+    /// The operations waiting to be pushed, in push order; all tables, or one.
+    /// - Throws: ``SyncError/localStoreFailed``.
+    public func pendingOperations(table: String? = nil) async throws -> [TableOperation] {
+        try await read { try $0.operations(table: table) }.map(TableOperation.init)
+    }
+
+    /// The operation errors stored by earlier pushes and not resolved yet, oldest first.
+    /// - Throws: ``SyncError/localStoreFailed``.
+    public func operationErrors() async throws -> [TableOperationError] {
+        try await read { try $0.operationErrors() }.map { TableOperationError($0, context: self) }
+    }
+
+    // MARK: cancellation and progress
+
+    /// Cancels the push, pull or purge that is running now, if any (including its request on
+    /// the wire). It ends with ``SyncError/pushCancelled`` or ``SyncError/pullCancelled``; the
+    /// current operation stays queued. Cancelling the calling task has the same effect.
+    public nonisolated func cancel() {
+        current.withLock { $0 }?.cancel()
+    }
+
+    /// A stream of progress events (operations pushed, pages pulled) from now on. Each call
+    /// returns a new stream; it ends when the consumer stops iterating.
+    public func events() -> AsyncStream<SyncEvent> {
+        let (stream, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .unbounded)
+        let key = UUID()
+        observers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(key) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ key: UUID) {
+        observers[key] = nil
+    }
+
+    func emit(_ event: SyncEvent) {
+        for continuation in observers.values { continuation.yield(event) }
+    }
+
+    // MARK: running one job at a time
+
+    /// Runs `body` when no other push, pull or purge runs, with a fresh cancellation handle.
+    func exclusive<T: Sendable>(_ body: (RunHandle) async throws -> T) async throws -> T {
+        if isRunning {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
+            isRunning = true
+        }
+        let run = RunHandle()
+        current.withLock { $0 = run }
+        defer {
+            current.withLock { $0 = nil }
+            if waiting.isEmpty { isRunning = false } else { waiting.removeFirst().resume() }
+        }
+        return try await body(run)
+    }
+
+    // MARK: store access
+
+    /// Reads the store, mapping its errors to ``SyncError``.
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+        do { return try await store.read(body) } catch { throw Self.mapStoreError(error) }
+    }
+
+    /// Writes the store in one transaction, mapping its errors to ``SyncError``.
+    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        do { return try await store.write(body) } catch { throw Self.mapStoreError(error) }
+    }
+
+    static func mapStoreError(_ error: any Error) -> SyncError {
+        if let error = error as? SyncError { return error }
+        if let error = error as? StoreError {
+            switch error {
+            case .invalidTableName: return SyncError(.invalidTableName, reason: "Not a valid table name.", underlying: error)
+            case .invalidItem: return SyncError(.invalidItem, reason: "The store refused the item.", underlying: error)
+            case .invalidQuery: return SyncError(.invalidQuery, reason: "The store cannot evaluate the query.", underlying: error)
+            default: break
+            }
+        }
+        return SyncError(.localStoreFailed, reason: "The local store failed.", underlying: error)
+    }
+}
+
+/// A progress event of a ``SyncContext`` (see ``SyncContext/events()``).
+public enum SyncEvent: Sendable, Hashable {
+    /// A push started with this many queued operations.
+    case pushStarted(operations: Int)
+    /// One operation was pushed: `succeeded` tells whether the server accepted it.
+    case operationPushed(table: String, itemId: String, kind: TableOperation.Kind, succeeded: Bool)
+    /// A push ended (completed, with errors, or aborted).
+    case pushFinished(succeeded: Int, failed: Int)
+    /// A pull of a table started.
+    case pullStarted(table: String, queryId: String?)
+    /// A page of a pull was applied to the store: `items` in the page, `total` so far.
+    case pagePulled(table: String, items: Int, total: Int)
+    /// A pull ended after receiving `items` items.
+    case pullFinished(table: String, items: Int)
+    /// Local rows of a table were purged.
+    case purged(table: String)
+}

@@ -1,0 +1,183 @@
+public import SyncWire
+
+/// The error of the sync client: every failure of `SyncContext`, `SyncTable`, `RemoteTable` and
+/// the transport surfaces as a `SyncError`.
+///
+/// A struct around a private code, so that cases can be added later without breaking callers
+/// (async-http-client's pattern). Compare with the static members, which match on the code only:
+///
+/// ```swift
+/// do { try await context.push() }
+/// catch let error as SyncError where error == .pushCompletedWithErrors {
+///     for failure in error.operationErrors { … }
+/// }
+/// ```
+///
+/// Descriptions never contain item values, keys or passphrases; server items travel in
+/// ``serverItem`` and ``operationErrors``, never in ``description``.
+public struct SyncError: Error, Sendable, CustomStringConvertible {
+    enum Code: String, Sendable, Hashable {
+        // local validation
+        case invalidURL, invalidTableName, invalidItem, invalidItemID, operationNotAllowed, itemAlreadyExists
+        case invalidQuery, invalidQueryID, invalidPullQuery, invalidPurgeQuery, missingSyncContext
+        // push
+        case pushCompletedWithErrors, pushAbortedByNetwork, pushAbortedByAuthentication
+        case pushAbortedByLocalStore, pushCancelled
+        // pull and purge
+        case pullCancelled, purgeBlockedByPendingOperations
+        // resolution of operation errors
+        case operationNotFound, operationChanged
+        // requests
+        case transportFailed, authenticationRequired, conflict, preconditionFailed, requestFailed
+        case malformedServerResponse, cancelled
+        // store
+        case localStoreFailed
+    }
+
+    let code: Code
+    /// A short, value-free explanation of this occurrence (for logs and UIs).
+    public let reason: String?
+    /// The HTTP status of the response that caused the error, when there was one.
+    public let statusCode: Int?
+    /// The server's copy of the item, for conflicts (409) and failed preconditions (412).
+    public let serverItem: JSONObject?
+    /// For a push: the operations that failed, each with its resolution calls. Also attached to an
+    /// aborted push, with the errors collected before the abort.
+    public let operationErrors: [TableOperationError]
+    /// The error that caused this one (a transport or store error), if any.
+    public let underlyingError: (any Error)?
+
+    init(
+        _ code: Code, reason: String? = nil, statusCode: Int? = nil, serverItem: JSONObject? = nil,
+        operationErrors: [TableOperationError] = [], underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.reason = reason
+        self.statusCode = statusCode
+        self.serverItem = serverItem
+        self.operationErrors = operationErrors
+        self.underlyingError = underlying
+    }
+
+    /// The same error with other operation errors attached.
+    func with(operationErrors: [TableOperationError]) -> SyncError {
+        SyncError(
+            code, reason: reason, statusCode: statusCode, serverItem: serverItem, operationErrors: operationErrors,
+            underlying: underlyingError)
+    }
+
+    /// The same kind of error with a reason.
+    func with(reason: String) -> SyncError {
+        SyncError(
+            code, reason: reason, statusCode: statusCode, serverItem: serverItem, operationErrors: operationErrors,
+            underlying: underlyingError)
+    }
+
+    /// Whether the server rejected a write because of a concurrent change (409 or 412); the
+    /// server's item is in ``serverItem``.
+    public var isConflict: Bool { code == .conflict || code == .preconditionFailed }
+
+    /// Whether this error ended a push before it walked the whole queue (network, authentication,
+    /// local store or cancellation).
+    public var isPushAbort: Bool {
+        [.pushAbortedByNetwork, .pushAbortedByAuthentication, .pushAbortedByLocalStore, .pushCancelled].contains(code)
+    }
+
+    public var description: String {
+        var text = "SyncError.\(code.rawValue)"
+        if let statusCode { text += " (HTTP \(statusCode))" }
+        if let reason { text += ": \(reason)" }
+        if !operationErrors.isEmpty { text += " [\(operationErrors.count) operation error(s)]" }
+        return text
+    }
+}
+
+extension SyncError: Equatable, Hashable {
+    /// Errors are equal when they are the same kind of error (the code); payloads are ignored.
+    public static func == (lhs: SyncError, rhs: SyncError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    /// Matches any error against a `SyncError` kind, so that `catch SyncError.pushCancelled` works.
+    public static func ~= (pattern: SyncError, value: any Error) -> Bool {
+        (value as? SyncError)?.code == pattern.code
+    }
+}
+
+extension SyncError {
+    // MARK: local validation
+
+    /// The service URL cannot be used to build request URLs.
+    public static let invalidURL = SyncError(.invalidURL)
+    /// The table name is not a valid user table name.
+    public static let invalidTableName = SyncError(.invalidTableName)
+    /// The item cannot be stored: not a JSON object, or it lacks what the call needs.
+    public static let invalidItem = SyncError(.invalidItem)
+    /// The item id is not a valid string id (protocol.md §2.6), or not a string at all.
+    public static let invalidItemID = SyncError(.invalidItemID)
+    /// The write conflicts with the pending operation of the same item (the collapse rules of
+    /// protocol.md §1.3: nothing may follow a delete, and an insert may not follow anything).
+    public static let operationNotAllowed = SyncError(.operationNotAllowed)
+    /// An insert of an id that already exists in the local table.
+    public static let itemAlreadyExists = SyncError(.itemAlreadyExists)
+    /// The local store cannot evaluate the query (unknown column, unsupported expression).
+    public static let invalidQuery = SyncError(.invalidQuery)
+    /// The query id is empty, longer than 255 characters, or contains `|` or control characters.
+    public static let invalidQueryID = SyncError(.invalidQueryID)
+    /// The pull query is not allowed (selection, total count, `__includeDeleted`, `$` parameters;
+    /// with a query id also ordering, top or skip), or it names another table.
+    public static let invalidPullQuery = SyncError(.invalidPullQuery)
+    /// A force purge was asked with a filter while the table has pending operations.
+    public static let invalidPurgeQuery = SyncError(.invalidPurgeQuery)
+    /// The client has no sync context, so offline tables are not available.
+    public static let missingSyncContext = SyncError(.missingSyncContext)
+
+    // MARK: push
+
+    /// The push walked the queue, but some operations failed; see ``operationErrors``.
+    public static let pushCompletedWithErrors = SyncError(.pushCompletedWithErrors)
+    /// The push stopped because the server could not be reached; the operation stays queued.
+    public static let pushAbortedByNetwork = SyncError(.pushAbortedByNetwork)
+    /// The push stopped because the server answered 401; the operation stays queued.
+    public static let pushAbortedByAuthentication = SyncError(.pushAbortedByAuthentication)
+    /// The push stopped because the local store failed; the operation stays queued.
+    public static let pushAbortedByLocalStore = SyncError(.pushAbortedByLocalStore)
+    /// The push was cancelled (task cancellation, ``SyncContext/cancel()`` or
+    /// ``PushOperation/cancelPush()``); the current operation stays queued.
+    public static let pushCancelled = SyncError(.pushCancelled)
+
+    // MARK: pull and purge
+
+    /// The pull was cancelled; pages already applied stay applied.
+    public static let pullCancelled = SyncError(.pullCancelled)
+    /// The table has pending operations, so a purge would lose them; push first or force.
+    public static let purgeBlockedByPendingOperations = SyncError(.purgeBlockedByPendingOperations)
+
+    // MARK: resolution
+
+    /// The operation of an operation error no longer exists (it was pushed, cancelled or purged).
+    public static let operationNotFound = SyncError(.operationNotFound)
+    /// The operation changed after the error was recorded (a newer local write); push again.
+    public static let operationChanged = SyncError(.operationChanged)
+
+    // MARK: requests
+
+    /// The transport failed (no network, timeout, DNS, TLS).
+    public static let transportFailed = SyncError(.transportFailed)
+    /// The server answered 401 Unauthorized.
+    public static let authenticationRequired = SyncError(.authenticationRequired)
+    /// The server answered 409 Conflict; ``serverItem`` holds its copy when it sent one.
+    public static let conflict = SyncError(.conflict)
+    /// The server answered 412 Precondition Failed (version mismatch); ``serverItem`` holds its copy.
+    public static let preconditionFailed = SyncError(.preconditionFailed)
+    /// The server answered another error status; see ``statusCode``.
+    public static let requestFailed = SyncError(.requestFailed)
+    /// The server's answer is not the JSON the protocol describes.
+    public static let malformedServerResponse = SyncError(.malformedServerResponse)
+    /// The request was cancelled.
+    public static let cancelled = SyncError(.cancelled)
+
+    // MARK: store
+
+    /// The local store failed; ``underlyingError`` holds the store's error.
+    public static let localStoreFailed = SyncError(.localStoreFailed)
+}

@@ -1,0 +1,139 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SyncWire
+
+/// The routes of the tables protocol (G2): `/tables/{table}` and `/tables/{table}/{id}`.
+struct TableController: Sendable {
+    let service: TableService
+    let configuration: ServerConfiguration
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        let tables = router.group("tables").add(middleware: APIVersionMiddleware())
+        tables.get(":table") { request, context in try await list(request, context) }
+        tables.post(":table") { request, context in try await insert(request, context) }
+        tables.get(":table/:id") { request, context in try await read(request, context) }
+        tables.patch(":table/:id") { request, context in try await update(request, context) }
+        tables.delete(":table/:id") { request, context in try await delete(request, context) }
+        tables.post(":table/:id") { request, context in try await undelete(request, context) }
+    }
+
+    // MARK: routes
+
+    func list(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let table = try tableName(context)
+        let items = QueryString.items(request.uri.query)
+        let parsed: ODataParser.Request
+        do {
+            parsed = try ODataParser.parseRequest(table: table, queryItems: items)
+        } catch {
+            throw TableError.badRequest(error.message)
+        }
+        var query = parsed.query
+        let requestedTop = query.top ?? (configuration.maxTop > 0 ? configuration.maxTop : Int(Int32.max))
+        if configuration.maxTop > 0, let top = query.top, top > configuration.maxTop {
+            throw TableError.badRequest("You cannot request more than \(configuration.maxTop) records")
+        }
+        query.top = min(requestedTop, configuration.pageSize)
+        let result: QueryResult
+        do {
+            result = try await service.list(query, includeDeleted: parsed.includeDeleted)
+        } catch let error as QueryError {
+            throw TableError.badRequest(error.message)
+        }
+        var headers: HTTPFields = [:]
+        if requestedTop > result.items.count, result.items.count == configuration.pageSize, let link = HTTPField.Name(WireHeader.link) {
+            headers[link] = nextLink(request, items: items, skip: (query.skip ?? 0) + result.items.count, top: requestedTop - result.items.count)
+        }
+        if let count = result.totalCount {
+            return try JSONResponse.make(["results": JSONValue.array(result.items.map(JSONValue.object)), "count": .int(Int64(count))], headers: headers)
+        }
+        return try JSONResponse.make(result.items, headers: headers)
+    }
+
+    func read(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let includeDeleted = QueryString.items(request.uri.query).contains { $0.name.lowercased() == WireHeader.includeDeleted.lowercased() }
+        return try JSONResponse.item(try await service.read(table: try tableName(context), id: try itemID(context), includeDeleted: includeDeleted))
+    }
+
+    func insert(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let item = try await body(request)
+        return try JSONResponse.item(try await service.insert(table: try tableName(context), item: item), status: .created)
+    }
+
+    func update(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let changes = try await body(request)
+        let item = try await service.update(table: try tableName(context), id: try itemID(context), changes: changes, ifMatch: request.headers[.ifMatch])
+        return try JSONResponse.item(item)
+    }
+
+    func delete(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try JSONResponse.item(try await service.delete(table: try tableName(context), id: try itemID(context), ifMatch: request.headers[.ifMatch]))
+    }
+
+    func undelete(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let item = try await service.undelete(table: try tableName(context), id: try itemID(context), ifMatch: request.headers[.ifMatch])
+        return try JSONResponse.item(item, status: .created)
+    }
+
+    // MARK: request parts
+
+    private func tableName(_ context: BasicRequestContext) throws -> String {
+        guard let table = context.parameters.get("table"), TableName.isValid(table) else {
+            throw TableError.badRequest("Invalid table name")
+        }
+        return table
+    }
+
+    private func itemID(_ context: BasicRequestContext) throws -> String {
+        guard let raw = context.parameters.get("id"), let id = raw.removingPercentEncoding, ItemID.isValid(id) else {
+            throw TableError.badRequest("Invalid item id")
+        }
+        return id
+    }
+
+    /// The request body as a JSON object, at most `maxBodySize` bytes (413 beyond).
+    private func body(_ request: Request) async throws -> JSONObject {
+        let buffer = try await request.body.collect(upTo: configuration.maxBodySize)
+        guard let object = try? JSONCoding.decode(JSONObject.self, from: Data(buffer.readableBytesView)) else {
+            throw TableError.badRequest("The request body must be a JSON object")
+        }
+        return object
+    }
+
+    private func nextLink(_ request: Request, items: [(name: String, value: String)], skip: Int, top: Int) -> String {
+        var next = items.filter { $0.name != "$skip" && $0.name != "$top" }
+        next.append(("$skip", String(skip)))
+        next.append(("$top", String(top)))
+        let host = request.head.authority ?? "\(configuration.host):\(configuration.port)"
+        return "<http://\(host)\(request.uri.path)?\(ODataQuery.string(next))>; rel=next"
+    }
+}
+
+/// Rejects table requests without `ZUMO-API-VERSION: 2.0.x` (header, any case, or query parameter).
+struct APIVersionMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let header = HTTPField.Name(WireHeader.apiVersion).flatMap { request.headers[$0] }
+        let query = QueryString.items(request.uri.query).first { $0.name.lowercased() == WireHeader.apiVersion.lowercased() }?.value
+        guard let version = header ?? query, version == "2.0.0" || version.hasPrefix("2.0.") else {
+            throw TableError.missingAPIVersion
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Query strings split into ordered, percent-decoded items.
+enum QueryString {
+    static func items(_ query: String?) -> [(name: String, value: String)] {
+        guard let query, !query.isEmpty else { return [] }
+        return query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
+            }
+            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+}

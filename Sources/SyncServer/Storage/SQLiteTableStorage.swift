@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import SQLiteNIO
+public import SyncWire
+
+/// Tables in SQLite through vapor/sqlite-nio (SQLite 3.54, symbols prefixed, so it shares a
+/// process with SQLCipher). Every SQL string of this engine lives in this file or comes from
+/// ``SQLTranslator``.
+public actor SQLiteTableStorage: TableStorage {
+    private let connection: SQLiteConnection
+    private var schema: [String: [String: ColumnType]] = [:]
+    /// Schema changes run one at a time (the actor alone would interleave them at each await).
+    private var isChangingSchema = false
+    private var schemaWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Opens (or creates) the database and loads its schema.
+    public static func open(_ database: ServerConfiguration.Database, logger: Logger) async throws -> SQLiteTableStorage {
+        let storage: SQLiteConnection.Storage
+        switch database {
+        case .memory: storage = .memory
+        case .sqlite(let path): storage = .file(path: path)
+        }
+        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        _ = try await connection.query("PRAGMA journal_mode = WAL", [])
+        let store = SQLiteTableStorage(connection: connection)
+        try await store.loadSchema()
+        return store
+    }
+
+    private init(connection: SQLiteConnection) {
+        self.connection = connection
+    }
+
+    private func loadSchema() async throws {
+        let tables = try await connection.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", [])
+        for row in tables {
+            guard let name = row.column("name")?.string else { continue }
+            var columns: [String: ColumnType] = [:]
+            for info in try await connection.query("SELECT name, type FROM pragma_table_info(?)", [.text(name)]) {
+                if let column = info.column("name")?.string {
+                    columns[column] = ColumnType(declared: info.column("type")?.string ?? "") ?? .text
+                }
+            }
+            schema[name] = columns
+        }
+    }
+
+    public func columns(of table: String) -> [String: ColumnType]? { schema[table] }
+
+    public func ensureColumns(_ table: String, _ columns: [String: ColumnType]) async throws {
+        if let existing = schema[table], columns.keys.allSatisfy({ existing[$0] != nil }) { return }
+        if isChangingSchema {
+            await withCheckedContinuation { schemaWaiters.append($0) }
+        } else {
+            isChangingSchema = true
+        }
+        defer {
+            if schemaWaiters.isEmpty { isChangingSchema = false } else { schemaWaiters.removeFirst().resume() }
+        }
+        let q = SQLTranslator.quote
+        if schema[table] == nil {
+            let system: [String: ColumnType] = [
+                SystemProperty.createdAt: .text, SystemProperty.updatedAt: .text, SystemProperty.version: .text,
+                SystemProperty.deleted: .boolean,
+            ]
+            _ = try await connection.query("""
+                CREATE TABLE IF NOT EXISTS \(q(table)) (\(q(SystemProperty.id)) TEXT PRIMARY KEY NOT NULL, \
+                \(q(SystemProperty.createdAt)) TEXT NOT NULL, \(q(SystemProperty.updatedAt)) TEXT NOT NULL, \
+                \(q(SystemProperty.version)) TEXT NOT NULL, \(q(SystemProperty.deleted)) BOOLEAN NOT NULL DEFAULT 0)
+                """, [])
+            _ = try await connection.query(
+                "CREATE INDEX IF NOT EXISTS \(q(table + "_updatedAt")) ON \(q(table)) (\(q(SystemProperty.updatedAt)))", [])
+            schema[table] = system.merging([SystemProperty.id: .text]) { a, _ in a }
+        }
+        for (name, type) in columns.sorted(by: { $0.key < $1.key }) where schema[table]?[name] == nil {
+            _ = try await connection.query("ALTER TABLE \(q(table)) ADD COLUMN \(q(name)) \(type.rawValue)", [])
+            schema[table]?[name] = type
+        }
+    }
+
+    public func select(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> [JSONObject] {
+        guard let columns = schema[query.table] else { return [] }
+        let statement = try SQLTranslator(table: query.table, columns: columns).select(query, extraFilter: extraFilter)
+        return try await rows(statement, columns: columns)
+    }
+
+    public func count(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> Int {
+        guard let columns = schema[query.table] else { return 0 }
+        let statement = try SQLTranslator(table: query.table, columns: columns).count(query, extraFilter: extraFilter)
+        let rows = try await connection.query(statement.sql, statement.arguments.map(Self.data))
+        return rows.first?.columns.first?.data.integer ?? 0
+    }
+
+    public func row(table: String, id: String) async throws -> JSONObject? {
+        guard let columns = schema[table] else { return nil }
+        let sql = "SELECT * FROM \(SQLTranslator.quote(table)) WHERE \(SQLTranslator.quote(SystemProperty.id)) = ?"
+        return try await rows(SQLStatement(sql, [.text(id)]), columns: columns).first
+    }
+
+    public func insert(table: String, row: JSONObject) async throws -> Bool {
+        let names = row.keys.sorted()
+        let sql = """
+            INSERT INTO \(SQLTranslator.quote(table)) (\(names.map(SQLTranslator.quote).joined(separator: ", "))) \
+            VALUES (\(names.map { _ in "?" }.joined(separator: ", "))) ON CONFLICT DO NOTHING RETURNING 1
+            """
+        let binds = try names.map { Self.data(try SQLArgument(json: row[$0] ?? .null)) }
+        return try await !connection.query(sql, binds).isEmpty
+    }
+
+    public func update(table: String, id: String, version: String, values: JSONObject) async throws -> Bool {
+        let names = values.keys.sorted()
+        guard !names.isEmpty else { return false }
+        let sql = """
+            UPDATE \(SQLTranslator.quote(table)) SET \(names.map { "\(SQLTranslator.quote($0)) = ?" }.joined(separator: ", ")) \
+            WHERE \(SQLTranslator.quote(SystemProperty.id)) = ? AND \(SQLTranslator.quote(SystemProperty.version)) = ? RETURNING 1
+            """
+        let binds = try names.map { Self.data(try SQLArgument(json: values[$0] ?? .null)) } + [.text(id), .text(version)]
+        return try await !connection.query(sql, binds).isEmpty
+    }
+
+    public func delete(table: String, id: String, version: String) async throws -> Bool {
+        let sql = """
+            DELETE FROM \(SQLTranslator.quote(table)) WHERE \(SQLTranslator.quote(SystemProperty.id)) = ? \
+            AND \(SQLTranslator.quote(SystemProperty.version)) = ? RETURNING 1
+            """
+        return try await !connection.query(sql, [.text(id), .text(version)]).isEmpty
+    }
+
+    public func close() async throws {
+        try await connection.close()
+    }
+
+    private func rows(_ statement: SQLStatement, columns: [String: ColumnType]) async throws -> [JSONObject] {
+        try await connection.query(statement.sql, statement.arguments.map(Self.data)).map { row in
+            var item: JSONObject = [:]
+            for column in row.columns {
+                item[column.name] = JSONValue(sql: Self.argument(column.data), type: columns[column.name])
+            }
+            return item
+        }
+    }
+
+    private static func data(_ argument: SQLArgument) -> SQLiteData {
+        switch argument {
+        case .null: return .null
+        case .integer(let i): return .integer(Int(i))
+        case .real(let d): return .float(d)
+        case .text(let s): return .text(s)
+        }
+    }
+
+    private static func argument(_ data: SQLiteData) -> SQLArgument {
+        switch data {
+        case .null: return .null
+        case .integer(let i): return .integer(Int64(i))
+        case .float(let d): return .real(d)
+        case .text(let s): return .text(s)
+        case .blob(let buffer): return .text(Data(buffer.readableBytesView).base64EncodedString())
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+public import Hummingbird
+import SyncWire
+
+/// A request the tables protocol answers with an error status and a JSON body: `{"error": …}`,
+/// or, for 409 and 412, the stored item with its `ETag`.
+public struct TableError: HTTPResponseError, Sendable {
+    public let status: HTTPResponse.Status
+    public let message: String
+    /// The stored item, sent as the body of a conflict.
+    public let item: JSONObject?
+
+    public init(_ status: HTTPResponse.Status, _ message: String, item: JSONObject? = nil) {
+        self.status = status
+        self.message = message
+        self.item = item
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        if let item {
+            return try JSONResponse.item(item, status: status)
+        }
+        return try JSONResponse.make(["error": JSONValue.string(message)] as JSONObject, status: status)
+    }
+
+    static func badRequest(_ message: String) -> TableError { TableError(.badRequest, message) }
+    static func notFound(_ message: String = "The item does not exist") -> TableError { TableError(.notFound, message) }
+    static let missingAPIVersion = TableError(
+        .badRequest,
+        "An invalid API version was specified in the request, this request needs to specify a ZUMO-API-VERSION of 2.0.0.")
+}
+
+/// JSON responses with the protocol's headers.
+enum JSONResponse {
+    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        fields[.cacheControl] = "no-cache"
+        let data = try JSONCoding.encode(value)
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A single item, with its version as a quoted `ETag`.
+    static func item(_ item: JSONObject, status: HTTPResponse.Status = .ok) throws -> Response {
+        var headers: HTTPFields = [:]
+        if case .string(let version)? = item[SystemProperty.version] {
+            headers[.eTag] = ETag.quote(version)
+        }
+        return try make(item, status: status, headers: headers)
+    }
+}
+
+/// `ETag` / `If-Match` values: the version in double quotes, inner quotes escaped.
+enum ETag {
+    static func quote(_ version: String) -> String {
+        "\"" + version.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    static func unquote(_ value: String) -> String {
+        var text = value.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("W/") { text.removeFirst(2) }
+        if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
+            text = String(text.dropFirst().dropLast())
+        }
+        return text.replacingOccurrences(of: "\\\"", with: "\"")
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import SyncServer
+
+/// `sync-server`: the reference backend of the tables protocol.
+@main
+struct SyncServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-server", abstract: "Runs the CipherSync reference sync server (Mobile Apps tables protocol, G2).")
+
+    @Option(help: "The address to listen on.") var host = "127.0.0.1"
+    @Option(help: "The port to listen on; 0 picks a free one.") var port = 8080
+    @Option(help: "Where to store tables: sqlite:PATH or memory.") var database = "memory"
+    @Option(help: "The most items in one response.") var pageSize = 50
+    @Option(help: "The largest $top accepted; 0 accepts any.") var maxTop = 1000
+    @Flag(inversion: .prefixedNo, help: "Keep deleted rows marked deleted (for incremental pulls).") var softDelete = true
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard pageSize > 0 else { throw ValidationError("--page-size must be positive") }
+        guard maxTop >= 0 else { throw ValidationError("--max-top must not be negative") }
+        _ = try parsedDatabase()
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+    }
+
+    func parsedDatabase() throws -> ServerConfiguration.Database {
+        if database == "memory" { return .memory }
+        if database.hasPrefix("sqlite:"), database.count > 7 { return .sqlite(path: String(database.dropFirst(7))) }
+        throw ValidationError("--database must be sqlite:PATH or memory")
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "sync-server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let configuration = ServerConfiguration(
+            host: host, port: port, database: try parsedDatabase(), pageSize: pageSize, maxTop: maxTop, softDelete: softDelete,
+            logger: logger)
+        let host = self.host
+        let (app, storage) = try await buildApplication(configuration) { port in
+            // Exactly one line on stdout, for scripts and tests to read.
+            FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
+        }
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        try await storage.close()
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import SyncClient
+import SyncStore
+import SyncTestSupport
+import SyncWire
+
+/// One client over a fresh store of a given kind and a scripted transport.
+struct ClientFixture {
+    static let serverURL = URL(string: "https://sync.example.test/app")!
+
+    let test: TestStore
+    let store: SQLiteStore
+    let transport: FakeSyncTransport
+    let context: SyncContext
+    let client: MobileServiceClient
+
+    static func make(_ kind: StoreKind, handler: (any SyncConflictHandler)? = nil) async throws -> ClientFixture {
+        let (test, store) = try await TestStore.make(kind)
+        return ClientFixture(test: test, store: store, transport: FakeSyncTransport(), handler: handler)
+    }
+
+    private init(test: TestStore, store: SQLiteStore, transport: FakeSyncTransport, handler: (any SyncConflictHandler)?) {
+        self.test = test
+        self.store = store
+        self.transport = transport
+        self.context = SyncContext(store: store, conflictHandler: handler)
+        self.client = MobileServiceClient(url: Self.serverURL, transport: transport, syncContext: context, installationID: "install-1")
+    }
+
+    /// Closes the store and opens it again (a restart): a new context and client over the same
+    /// file, the same transport.
+    func reopen(handler: (any SyncConflictHandler)? = nil) async throws -> ClientFixture {
+        await store.close()
+        let reopened = try await test.open()
+        return ClientFixture(test: test, store: reopened, transport: transport, handler: handler)
+    }
+
+    func table(_ name: String = "todo") throws -> SyncTable {
+        try client.syncTable(name)
+    }
+
+    /// Every local row of a table, ordered by id.
+    func rows(_ table: String = "todo") async throws -> [JSONObject] {
+        try await store.read(QueryDescription(table: table, orderBy: [OrderBy("id")])).items
+    }
+
+    func row(_ id: String, table: String = "todo") async throws -> JSONObject? {
+        try await store.lookup(table: table, id: id)
+    }
+
+    func operations() async throws -> [TableOperation] {
+        try await context.pendingOperations()
+    }
+
+    func storedErrors() async throws -> [OperationErrorRecord] {
+        try await store.read { try $0.operationErrors() }
+    }
+
+    func config(_ key: String) async throws -> String? {
+        try await store.read { try $0.configValue(forKey: key) }
+    }
+
+    func dispose() async {
+        await store.close()
+        test.directory.remove()
+    }
+}
+
+/// Runs `body` with a fresh fixture and removes its files afterwards.
+func withClient<T>(
+    _ kind: StoreKind, handler: (any SyncConflictHandler)? = nil, _ body: (ClientFixture) async throws -> T
+) async throws -> T {
+    let fixture = try await ClientFixture.make(kind, handler: handler)
+    do {
+        let result = try await body(fixture)
+        await fixture.dispose()
+        return result
+    } catch {
+        await fixture.dispose()
+        throw error
+    }
+}
+
+/// An item with a string id and text.
+func todo(_ id: String, _ text: String, version: String? = nil) -> JSONObject {
+    var item: JSONObject = ["id": .string(id), "text": .string(text)]
+    if let version { item["version"] = .string(version) }
+    return item
+}
+
+/// A server item as a pull page carries it.
+func serverItem(_ id: String, _ text: String, updatedAt: String = "2001-01-01T00:00:00.000Z", deleted: Bool? = false) -> JSONObject {
+    var item: JSONObject = ["id": .string(id), "text": .string(text), "version": "1", "updatedAt": .string(updatedAt)]
+    if let deleted { item["deleted"] = .bool(deleted) }
+    return item
+}
+
+extension SyncRequest {
+    /// `METHOD /path` for compact assertions.
+    var line: String { "\(method.rawValue) \(path)" }
+}

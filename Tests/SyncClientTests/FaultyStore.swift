@@ -1,0 +1,102 @@
+import Foundation
+import SyncStore
+import SyncWire
+import Synchronization
+
+/// A store spy that forwards to a real store and fails on demand (for store-failure cases).
+final class FaultyStore: LocalStore {
+    enum Fault: Hashable, Sendable {
+        /// Reading a config value (delta token) throws.
+        case configRead
+        /// Every write transaction throws before running.
+        case write
+    }
+
+    struct InjectedFailure: Error {}
+
+    let inner: SQLiteStore
+    private let faults = Mutex<Set<Fault>>([])
+
+    init(_ inner: SQLiteStore) { self.inner = inner }
+
+    func set(_ fault: Fault, _ on: Bool = true) {
+        faults.withLock { faults in
+            if on { faults.insert(fault) } else { faults.remove(fault) }
+        }
+    }
+
+    func has(_ fault: Fault) -> Bool { faults.withLock { $0.contains(fault) } }
+
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+        let failConfig = has(.configRead)
+        return try await inner.read { try body(FaultyReader(inner: $0, failConfig: failConfig)) }
+    }
+
+    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        if has(.write) { throw InjectedFailure() }
+        let failConfig = has(.configRead)
+        return try await inner.write { try body(FaultyWriter(inner: $0, failConfig: failConfig)) }
+    }
+}
+
+/// Forwards every read, failing config reads when asked.
+class FaultyReader: StoreReader {
+    let reader: any StoreReader
+    let failConfig: Bool
+
+    init(inner: any StoreReader, failConfig: Bool) {
+        self.reader = inner
+        self.failConfig = failConfig
+    }
+
+    func columns(of table: String) throws -> [String: ColumnType]? { try reader.columns(of: table) }
+    func read(_ query: QueryDescription) throws -> QueryResult { try reader.read(query) }
+    func lookup(table: String, id: String) throws -> JSONObject? { try reader.lookup(table: table, id: id) }
+    func operations(table: String?) throws -> [TableOperationRecord] { try reader.operations(table: table) }
+    func operation(id: Int64) throws -> TableOperationRecord? { try reader.operation(id: id) }
+    func operation(table: String, itemId: String) throws -> TableOperationRecord? {
+        try reader.operation(table: table, itemId: itemId)
+    }
+    func operation(after id: Int64) throws -> TableOperationRecord? { try reader.operation(after: id) }
+    func operationCount(table: String?) throws -> Int { try reader.operationCount(table: table) }
+    func operationErrors() throws -> [OperationErrorRecord] { try reader.operationErrors() }
+    func operationErrors(operationId: Int64) throws -> [OperationErrorRecord] {
+        try reader.operationErrors(operationId: operationId)
+    }
+    func configValue(forKey key: String) throws -> String? {
+        if failConfig { throw FaultyStore.InjectedFailure() }
+        return try reader.configValue(forKey: key)
+    }
+}
+
+/// Forwards every write.
+final class FaultyWriter: FaultyReader, StoreWriter {
+    let writer: any StoreWriter
+
+    init(inner: any StoreWriter, failConfig: Bool) {
+        self.writer = inner
+        super.init(inner: inner, failConfig: failConfig)
+    }
+
+    func defineTable(_ table: String, columns: [String: ColumnType]) throws { try writer.defineTable(table, columns: columns) }
+    func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws {
+        try writer.upsert(table: table, items: items, ignoreMissingColumns: ignoreMissingColumns)
+    }
+    func delete(table: String, ids: [String]) throws { try writer.delete(table: table, ids: ids) }
+    func delete(_ query: QueryDescription) throws { try writer.delete(query) }
+    func deleteAll(table: String) throws { try writer.deleteAll(table: table) }
+    func addOperation(kind: TableOperationRecord.Kind, table: String, itemId: String, item: JSONObject?) throws
+        -> TableOperationRecord
+    {
+        try writer.addOperation(kind: kind, table: table, itemId: itemId, item: item)
+    }
+    func updateOperation(_ operation: TableOperationRecord) throws { try writer.updateOperation(operation) }
+    func deleteOperation(id: Int64) throws { try writer.deleteOperation(id: id) }
+    func deleteOperations(table: String) throws { try writer.deleteOperations(table: table) }
+    func addOperationError(_ error: OperationErrorRecord) throws { try writer.addOperationError(error) }
+    func deleteOperationErrors(operationId: Int64) throws { try writer.deleteOperationErrors(operationId: operationId) }
+    func deleteOperationError(id: String) throws { try writer.deleteOperationError(id: id) }
+    func setConfigValue(_ value: String, forKey key: String) throws { try writer.setConfigValue(value, forKey: key) }
+    func deleteConfigValue(forKey key: String) throws { try writer.deleteConfigValue(forKey: key) }
+    func deleteConfigValues(withPrefix prefix: String) throws { try writer.deleteConfigValues(withPrefix: prefix) }
+}
