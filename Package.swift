@@ -50,7 +50,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
-        // MARK: Executables
+        .target(name: "SyncCLI", dependencies: [
+            "SyncKeys", "SyncStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // MARK: Executables (thin: parse, read secrets, call the libraries, print)
         .executableTarget(
             name: "sync-server",
             dependencies: [
@@ -60,10 +64,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-
-        .target(name: "SyncCLI", dependencies: [
-            "SyncKeys", "SyncStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
 
         .executableTarget(name: "sync-keys", dependencies: [
             "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),

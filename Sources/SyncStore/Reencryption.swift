@@ -151,7 +151,11 @@ enum Reencryption {
         let directory = database.deletingLastPathComponent().path
         // sqlcipher_export reports the failure of its inner statements as SQLITE_ERROR with their message.
         let full = ResultCode.full ~= error.code || error.message.contains("disk is full")
+        let damaged = ResultCode.notADatabase ~= error.code || ResultCode.corrupt ~= error.code
+            || error.message.contains("malformed") || error.message.contains("not a database")
         switch error.code {
+        case _ where damaged:
+            return StoreError.corruptOrKeyMismatch
         case _ where full:
             let size = (StoreFiles.size(of: database) ?? 0) / 1_048_576 + 1
             return StoreError.fileSystem(

@@ -108,22 +108,31 @@ extension StoreKeys {
         let pageSize = Int(try connection.scalar("PRAGMA page_size")?.integerValue ?? 0)
         check("page-size", pageSize == envelope.cipher.pageSize && envelope.cipher.hmac,
               "page size \(pageSize), envelope says \(envelope.cipher.pageSize), HMAC \(envelope.cipher.hmac ? "on" : "off")")
-        let problems = try connection.integrityCheck()
+        // A page that fails to decrypt or authenticate is a finding of the report, not an abort.
+        let problems = try damageTolerant { try connection.integrityCheck() }
+            ?? ["a page does not decrypt or authenticate (the file is damaged)"]
         check("integrity", problems == ["ok"], problems == ["ok"] ? "integrity_check ok" : problems.prefix(3).joined(separator: "; "))
-        let digest: DatabaseDigest
-        do {
-            digest = try DatabaseDigest.compute(connection)
-        } catch let error as SQLiteError where ResultCode.notADatabase ~= error.code || ResultCode.corrupt ~= error.code {
-            throw StoreError.corruptOrKeyMismatch
-        }
+        let digest = try damageTolerant { try DatabaseDigest.compute(connection) }
         let pages = Int(try connection.scalar("PRAGMA page_count")?.integerValue ?? 0)
-        let rows = digest.tables.reduce(0) { $0 + $1.rows }
-        check("read-all", true, "read \(rows) rows in \(digest.tables.count) tables (\(pages) pages)")
+        let tables = digest?.tables ?? []
+        let rows = tables.reduce(0) { $0 + $1.rows }
+        check("read-all", digest != nil,
+              digest != nil ? "read \(rows) rows in \(tables.count) tables (\(pages) pages)" : "some rows could not be read (damaged pages)")
         check("file-modes", modesOK, modesDetail)
         check("stray-files", strayOK, strayDetail)
         return StoreVerificationReport(
             database: database.path, checks: checks, pages: pages,
-            tables: digest.tables.map { .init(name: $0.name, rows: $0.rows) })
+            tables: tables.map { .init(name: $0.name, rows: $0.rows) })
+    }
+
+    /// `body`'s result, or `nil` when SQLite fails while reading (a damaged page fails its HMAC
+    /// and SQLCipher 3.4.1 reports that as one of several codes); other errors are thrown.
+    private static func damageTolerant<T>(_ body: () throws -> T) throws -> T? {
+        do {
+            return try body()
+        } catch is SQLiteError {
+            return nil
+        }
     }
 
     /// The files a store may have beside its database.

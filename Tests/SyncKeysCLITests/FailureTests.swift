@@ -206,3 +206,39 @@ import Testing
         return process.terminationStatus == 0
     }
 }
+
+/// A damaged database and a store held by a rotation.
+@Suite struct DamageTests {
+    @Test func aDamagedPageFailsVerifyAndStopsRotationWithNothingChanged() async throws {
+        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let store = try await fixture.open()
+        try await Workload.fill(store, rows: 2_000, operations: 10)
+        await store.close()
+        var bytes = try Data(contentsOf: fixture.database)
+        bytes[4_096 * 5 + 100] ^= 0x40
+        try bytes.write(to: fixture.database)
+        let before = try fixture.files()
+
+        let verify = try fixture.run("verify")
+        #expect(verify.exitCode == 1, "\(verify)")
+        #expect(verify.stdout.contains("FAIL  integrity") || verify.stdout.contains("FAIL  read-all"), "\(verify)")
+        let rotate = try fixture.run("rotate")
+        #expect(rotate.exitCode == 4, "\(rotate)")
+        #expect(rotate.stderr.contains("damaged"))
+        #expect(try fixture.files() == before)
+    }
+
+    @Test func theStoreDoesNotOpenWhileAKeyProcedureHoldsItsLock() async throws {
+        let fixture = try Fixture.create(); defer { fixture.remove() }
+        // What a running rotation holds: an exclusive flock on <database>.lock.
+        let fd = open(fixture.database.path + ".lock", O_RDWR)
+        try #require(fd >= 0)
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        await #expect(throws: StoreError.self) { _ = try await fixture.open() }
+        let rotate = try fixture.run("rotate")
+        #expect(rotate.exitCode == 1 && rotate.stderr.contains("open in another program"), "\(rotate)")
+        close(fd)
+        let store = try await fixture.open()
+        await store.close()
+    }
+}
