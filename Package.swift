@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "SyncWire", .product(name: "HummingbirdTesting", package: "hummingbird")]),
+            dependencies: ["SyncServer", "SyncWire", "SyncTestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncWire", "SyncTestSupport"]),
         .testTarget(name: "SyncEndToEndTests", dependencies: [

@@ -8,13 +8,13 @@ import Testing
 /// document (Tests/Tools/envelope_decoder.py: Python + `cryptography`, no project code) unwraps
 /// the data key, and the stock `sqlcipher` CLI opens the database with it (key on stdin, never argv).
 @Suite struct EnvelopeFormatTests {
-    static let python = CLI.repositoryRoot.appendingPathComponent(".build/tools-venv/bin/python").path
-    static let decoder = CLI.repositoryRoot.appendingPathComponent("Tests/Tools/envelope_decoder.py").path
+    static let python = repositoryRoot.appendingPathComponent(".build/tools-venv/bin/python").path
+    static let decoder = repositoryRoot.appendingPathComponent("Tests/Tools/envelope_decoder.py").path
 
     /// The data keys (hex) the independent decoder finds: the current one, then a pending one.
     func decodedKeys(_ fixture: Fixture) throws -> [String] {
         try #require(FileManager.default.isExecutableFile(atPath: Self.python), "run scripts/setup to prepare \(Self.python)")
-        let result = try runTool(Self.python, [Self.decoder, fixture.envelope.path], stdin: fixture.passphrase + "\n")
+        let result = try runProgram(Self.python, [Self.decoder, fixture.envelope.path], input: fixture.passphrase + "\n")
         #expect(result.status == 0, "\(result.error)")
         return result.output.split(separator: "\n").map(String.init)
     }
@@ -29,7 +29,7 @@ import Testing
             SELECT value FROM __config WHERE key = '\(Workload.tokenKeys[0])';
 
             """
-        let result = try runTool("/usr/bin/sqlcipher", [database.path], stdin: script)
+        let result = try runProgram("/usr/bin/sqlcipher", [database.path], input: script)
         return result.status == 0 && !result.output.isEmpty ? result.output : nil
     }
 
@@ -51,9 +51,9 @@ import Testing
         #expect(try sqlcipherCounts(fixture.database, keyHex: try #require(after.first)) == expected)
         #expect(try sqlcipherCounts(fixture.database, keyHex: try #require(before.first)) == nil)
         // The passphrase itself is no SQLCipher key.
-        let passphraseAsKey = try runTool(
+        let passphraseAsKey = try runProgram(
             "/usr/bin/sqlcipher", [fixture.database.path],
-            stdin: "PRAGMA key = '\(fixture.passphrase)';\nSELECT count(*) FROM todos;\n")
+            input: "PRAGMA key = '\(fixture.passphrase)';\nSELECT count(*) FROM todos;\n")
         #expect(passphraseAsKey.output.isEmpty)
     }
 
@@ -74,23 +74,4 @@ import Testing
         #expect(opening == ["200\n20\n\(token)\n"])
         #expect(try sqlcipherCounts(fixture.database, keyHex: keys[step == .renamed ? 1 : 0]) != nil)
     }
-}
-
-/// Runs a program with `stdin` (text); returns its status, stdout and stderr.
-func runTool(_ executable: String, _ arguments: [String], stdin: String) throws -> (status: Int32, output: String, error: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
-    let input = Pipe(), output = Pipe(), error = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = error
-    try process.run()
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = error.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
 }

@@ -52,7 +52,7 @@ struct Fixture {
     }
 
     /// Runs `sync-keys <command> --store <database> …` with the passphrase in the environment.
-    func run(_ command: String, _ arguments: [String] = [], environment: [String: String?] = [:]) throws -> CLIResult {
+    func run(_ command: String, _ arguments: [String] = [], environment: [String: String?] = [:]) throws -> ToolResult {
         var env = passphraseEnvironment
         for (key, value) in environment { env[key] = value }
         return try CLI.run([command, "--store", database.path] + arguments, environment: env)

@@ -12,9 +12,9 @@ import Testing
     func decode(_ url: URL, passphrase: SecretBytes) throws -> [String] {
         try #require(FileManager.default.isExecutableFile(atPath: Self.python), "run scripts/setup to prepare \(Self.python)")
         let input = passphrase.withUnsafeBytes { Array($0) } + [0x0A]
-        let result = try run(Self.python, [Self.decoder, url.path], input: input)
+        let result = try runProgram(Self.python, [Self.decoder, url.path], input: input)
         #expect(result.status == 0)
-        return String(decoding: result.output, as: UTF8.self).split(separator: "\n").map(String.init)
+        return result.output.split(separator: "\n").map(String.init)
     }
 
     @Test(arguments: [KeyProfile.insecureTest, .pbkdf2SHA512])

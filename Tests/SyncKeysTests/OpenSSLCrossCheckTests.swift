@@ -1,5 +1,6 @@
 import Foundation
 import SyncKeys
+import SyncTestSupport
 import Testing
 
 /// Our bindings against the `openssl` command-line tool on random inputs (C18, C19).
@@ -7,9 +8,9 @@ import Testing
     static let openssl = "/usr/bin/openssl"
 
     func cli(_ arguments: [String], input: [UInt8] = []) throws -> [UInt8] {
-        let result = try run(Self.openssl, arguments, input: input)
+        let result = try runProgram(Self.openssl, arguments, input: input)
         #expect(result.status == 0)
-        return result.output
+        return result.outputBytes
     }
 
     @Test func pbkdf2SHA512MatchesTheCLI() throws {

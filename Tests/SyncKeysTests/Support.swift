@@ -1,9 +1,6 @@
 import Foundation
 import SyncKeys
-
-/// The repository root, found from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+import SyncTestSupport
 
 func loadJSON<T: Decodable>(_ type: T.Type, _ relativePath: String) throws -> T {
     try JSONDecoder().decode(type, from: Data(contentsOf: repositoryRoot.appendingPathComponent(relativePath)))
@@ -23,23 +20,6 @@ func bytes(hex: String) -> [UInt8] {
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
 func hex(_ secret: SecretBytes) -> String { secret.withUnsafeBytes { hex(Array($0)) } }
-
-/// Runs a program with `input` on stdin; returns exit status and stdout bytes.
-func run(_ executable: String, _ arguments: [String], input: [UInt8] = []) throws -> (status: Int32, output: [UInt8]) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input))
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, [UInt8](output))
-}
 
 func randomBytes(_ count: Int) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()

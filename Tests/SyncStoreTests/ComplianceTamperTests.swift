@@ -74,12 +74,12 @@ import Testing
         let test = try await filledStore(rows: 3); defer { test.directory.remove() }
         let key = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: test.url))
             .unlock(passphrase: test.passphrase, allowInsecureProfile: true)
-        let withKey = try run(
+        let withKey = try runProgram(
             "/usr/bin/sqlcipher", [test.url.path],
             input: "PRAGMA key = \"x'\(hex(key))'\";\nPRAGMA cipher_page_size = 4096;\nSELECT count(*) FROM records;\n")
         #expect(withKey.output.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
         let passphrase = test.passphrase.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        let withPassphrase = try run(
+        let withPassphrase = try runProgram(
             "/usr/bin/sqlcipher", [test.url.path],
             input: "PRAGMA key = '\(passphrase)';\nPRAGMA cipher_page_size = 4096;\nSELECT count(*) FROM records;\n")
         #expect(withPassphrase.output.trimmingCharacters(in: .whitespacesAndNewlines) != "3")
@@ -130,7 +130,7 @@ import Testing
             print(db.execute("PRAGMA cipher_version").fetchone()[0])
             print(db.execute("SELECT count(*) FROM records").fetchone()[0])
             """
-        let result = try run(python, ["-c", script, test.url.path], input: hex(key) + "\n")
+        let result = try runProgram(python, ["-c", script, test.url.path], input: hex(key) + "\n")
         let lines = result.output.split(separator: "\n")
         #expect(lines.first?.hasPrefix("4.") == true, "\(result.error)")
         #expect(lines.last == "5")

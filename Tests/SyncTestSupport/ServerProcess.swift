@@ -1,0 +1,68 @@
+import Foundation
+
+/// The built `sync-server` running as a child process on 127.0.0.1 and a port of its choosing.
+public final class ServerProcess: @unchecked Sendable {
+    /// The executable (`scripts/test` builds it before running the tests).
+    public static let tool = BuiltTool("sync-server")
+
+    /// The base URL the server announced.
+    public let url: URL
+    /// The one line the server printed when it was ready.
+    public let announcement: String
+    private let process: Process
+    private let stdout: Pipe
+
+    /// Starts `sync-server --port 0 --database <database> <arguments…>` and returns once it has
+    /// announced that it listens.
+    public init(database: String = "memory", arguments: [String] = []) throws {
+        process = Process()
+        process.executableURL = Self.tool.url
+        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--database", database, "--log-level", "error"] + arguments
+        process.environment = Self.tool.baseEnvironment
+        stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(0x0A) {
+            let chunk = stdout.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        announcement = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let prefix = "listening on "
+        guard announcement.hasPrefix(prefix), let url = URL(string: String(announcement.dropFirst(prefix.count))) else {
+            process.terminate()
+            process.waitUntilExit()
+            throw ServerProcessError.didNotStart(announcement)
+        }
+        self.url = url
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    /// Sends SIGTERM and waits for the process to end.
+    /// - Returns: Its exit status (0 for a graceful shutdown) and whatever else it printed.
+    @discardableResult
+    public func stop() -> (status: Int32, laterOutput: String) {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        let rest = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let status = process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
+        return (status, rest)
+    }
+}
+
+/// Why a ``ServerProcess`` could not be started.
+public enum ServerProcessError: Error, CustomStringConvertible {
+    /// The server exited or printed something else than its `listening on` line.
+    case didNotStart(String)
+
+    public var description: String {
+        switch self {
+        case .didNotStart(let line): return "sync-server did not start (first line: \(line.isEmpty ? "none" : line))"
+        }
+    }
+}
