@@ -72,11 +72,11 @@ enum PullSteps {
     /// Applies a page: items without a valid id are ignored, items with a pending operation are
     /// skipped (the local edit wins until pushed), `deleted: true` items are deleted locally and
     /// the others upserted in one batch; then the delta token is saved, if it advanced.
-    /// - Returns: the number of rows written or deleted.
+    /// - Returns: the ids of the rows written or deleted.
     @discardableResult
     static func apply(
         _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, in writer: any StoreWriter
-    ) throws -> Int {
+    ) throws -> [String] {
         let pending = Set(try writer.operations(table: table).map(\.itemId))
         var upserts: [JSONObject] = []
         var deletes: [String] = []
@@ -95,6 +95,6 @@ enum PullSteps {
         if !deletes.isEmpty { try writer.delete(table: table, ids: deletes) }
         if !upserts.isEmpty { try writer.upsert(table: table, items: upserts, ignoreMissingColumns: false) }
         if let token { try writer.setConfigValue(DeltaToken.text(milliseconds: token.milliseconds), forKey: token.key) }
-        return deletes.count + upserts.count
+        return deletes + upserts.compactMap { $0[SystemProperty.id]?.stringValue }
     }
 }

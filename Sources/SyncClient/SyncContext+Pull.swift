@@ -32,6 +32,8 @@ extension SyncContext {
         if !query.parameters.isEmpty { features.insert(.queryParameters) }
         var skip = query.skip ?? 0
         var received = 0
+        // An incremental pull re-reads the rows at its token's timestamp: they count once.
+        var applied = Set<String>()
         var nextLink: URL?
         while true {
             if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
@@ -66,9 +68,9 @@ extension SyncContext {
             var advanced: (key: String, milliseconds: Int64)?
             if let tokenKey, let latest = page.maxUpdatedAt, latest > token { advanced = (tokenKey, latest) }
             let save = advanced
-            _ = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
+            applied.formUnion(try await write { try PullSteps.apply(page, table: table, token: save, in: $0) })
             received += page.items.count
-            emit(.pagePulled(table: table, items: page.items.count, total: received))
+            emit(.pagePulled(table: table, items: page.items.count, total: applied.count))
             nextLink = query.top == nil ? Self.nextLink(in: response, base: connection.baseURL, request: url) : nil
             if let advanced {
                 // The token moved: re-query from the new bound (a link would page the old one).
@@ -79,9 +81,9 @@ extension SyncContext {
                 skip += page.items.count
             }
         }
-        emit(.pullFinished(table: table, items: received))
-        logger.debug("Pull finished", metadata: ["table": "\(table)", "items": "\(received)"])
-        return received
+        emit(.pullFinished(table: table, items: applied.count))
+        logger.debug("Pull finished", metadata: ["table": "\(table)", "items": "\(applied.count)"])
+        return applied.count
     }
 
     /// The `Link: <url>; rel=next` target of a response, resolved against the request, if it

@@ -77,7 +77,9 @@ public struct SyncTable: Sendable {
     ///     `top` is the total number of items wanted.
     ///   - queryId: names an incremental pull (1–255 characters, no `|`); `nil` pulls everything.
     ///   - pageSize: items per request (default 50; non-positive values mean 50).
-    /// - Returns: the number of items received.
+    /// - Returns: the number of distinct items applied to the store (rows without a valid id, and
+    ///   rows skipped for a pending operation, are not counted; rows an incremental pull reads
+    ///   again count once).
     /// - Throws: ``SyncError/invalidQueryID``, ``SyncError/invalidPullQuery`` (before any request);
     ///   the implicit push's error; ``SyncError/transportFailed``,
     ///   ``SyncError/authenticationRequired``, ``SyncError/requestFailed`` (e.g. 404 for a table
