@@ -92,6 +92,9 @@ let package = Package(
         .testTarget(name: "SyncEndToEndTests", dependencies: [
             "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "TodoTests", dependencies: [
+            "SyncServer", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
     ]
 )

@@ -14,13 +14,16 @@ import SyncStore
 /// 4. The command runs; an error becomes one line `<tool>: <message>` on standard error and the
 ///    exit code of ``ExitStatus/for(_:)``.
 public enum CommandRunner {
-    /// Parses and runs `Root`, then exits the process.
-    public static func main<Root: ParsableCommand>(_ root: Root.Type, toolName: String) async -> Never {
+    /// Parses `arguments` (the command line without the program name), runs `Root`, then exits
+    /// the process.
+    public static func main<Root: ParsableCommand>(
+        _ root: Root.Type, toolName: String, arguments: [String] = Array(CommandLine.arguments.dropFirst())
+    ) async -> Never {
         SecretEnvironment.captureAndClear()
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)
         do {
-            var command = try Root.parseAsRoot()
+            var command = try Root.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

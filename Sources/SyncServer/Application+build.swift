@@ -19,13 +19,18 @@ public func buildApplication(
     _ configuration: ServerConfiguration, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (some ApplicationProtocol, any TableStorage) {
     let storage = try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger)
-    let router = buildRouter(storage: storage, configuration: configuration)
-    let app = Application(
-        router: router,
+    return (buildApplication(configuration, storage: storage, onListening: onListening), storage)
+}
+
+/// Builds the application over `storage` (the configuration's database is not used).
+public func buildApplication(
+    _ configuration: ServerConfiguration, storage: any TableStorage, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(storage: storage, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ciphersync-sync-server"),
         onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
         logger: configuration.logger)
-    return (app, storage)
 }
 
 /// A server started in this process (by a demo, a test or an app), stopped with ``stop()``.
@@ -46,8 +51,15 @@ public final class RunningServer: Sendable {
     /// Starts a server with `configuration` (use port 0 for a free port) and returns once it
     /// accepts connections.
     public static func start(_ configuration: ServerConfiguration) async throws -> RunningServer {
+        let storage = try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger)
+        return try await start(configuration, storage: storage)
+    }
+
+    /// Starts a server over `storage` (another engine, or a test's) and returns once it accepts
+    /// connections. The server owns the storage: ``stop()`` closes it.
+    public static func start(_ configuration: ServerConfiguration, storage: any TableStorage) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let (app, storage) = try await buildApplication(configuration) { port in continuation.yield(port) }
+        let app = buildApplication(configuration, storage: storage) { port in continuation.yield(port) }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: configuration.logger))
         let task = Task {
             // A server that fails to start (a port in use, say) ends the stream, so start() returns.

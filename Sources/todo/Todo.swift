@@ -115,3 +115,32 @@ enum Output {
         return try await body()
     }
 }
+
+extension DeviceOptions {
+    /// The options every command takes, which may also come before the command:
+    /// `todo --store a.db list` is `todo list --store a.db`.
+    static let leadingOptions: Set<String> = ["--store", "--server", "--profile", "--passphrase-file", "--passphrase-fd"]
+    static let leadingFlags: Set<String> = ["--plain"]
+
+    /// Moves the device options written before the command to just after it, where the command
+    /// parses them. Anything else is left where it is, for the parser to judge.
+    static func commandFirst(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = String(argument.prefix { $0 != "=" })
+            if leadingFlags.contains(argument) || (leadingOptions.contains(name) && argument.contains("=")) {
+                leading.append(argument)
+                index += 1
+            } else if leadingOptions.contains(argument), index + 1 < arguments.count {
+                leading += arguments[index...(index + 1)]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.count, !arguments[index].hasPrefix("-") else { return arguments }
+        return [arguments[index]] + leading + arguments[(index + 1)...]
+    }
+}

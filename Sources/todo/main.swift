@@ -1,3 +1,3 @@
 import SyncCLI
 
-await CommandRunner.main(Todo.self, toolName: "todo")
+await CommandRunner.main(Todo.self, toolName: "todo", arguments: DeviceOptions.commandFirst(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,81 @@
+import Foundation
+import SyncTestSupport
+import SyncWire
+import Testing
+
+/// The built `todo`, with the insecure test profile allowed so that each run derives its key fast.
+let todo = BuiltTool("todo", environment: ["CIPHERSYNC_ALLOW_INSECURE_PROFILE": "1"])
+
+/// One device: a `todo` store in a directory of its own, with a passphrase made for the test.
+struct Device {
+    let directory: TemporaryDirectory
+    let passphrase: String
+    var store: String { directory.path("todo.db") }
+
+    init() throws {
+        directory = try TemporaryDirectory(prefix: "todo-device")
+        var generator = SystemRandomNumberGenerator()
+        passphrase = (0..<24).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }.joined()
+    }
+
+    /// `todo --store <store> --server <server> <arguments…>`, the passphrase in the environment.
+    func run(_ arguments: [String], server: URL? = nil, environment: [String: String?] = [:]) async throws -> ToolResult {
+        var env: [String: String?] = ["CIPHERSYNC_PASSPHRASE": passphrase]
+        for (key, value) in environment { env[key] = value }
+        let global = ["--store", store, "--server", server?.absoluteString ?? "http://127.0.0.1:1", "--profile", "insecure-test"]
+        return try await todo.run(global + arguments, environment: env)
+    }
+
+    /// Runs a command that must succeed.
+    @discardableResult
+    func succeed(_ arguments: [String], server: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ToolResult {
+        let result = try await run(arguments, server: server)
+        try #require(result.exitCode == 0, "todo \(arguments.joined(separator: " ")): \(result)", sourceLocation: sourceLocation)
+        return result
+    }
+
+    /// Adds an item and returns its full id.
+    func add(_ text: String) async throws -> String {
+        try await succeed(["add", text])
+        let item = try #require(try await items().first { $0["text"]?.stringValue == text })
+        return try #require(item["id"]?.stringValue)
+    }
+
+    /// Every item (`list --all --json`).
+    func items() async throws -> [JSONObject] {
+        let result = try await succeed(["list", "--all", "--json"])
+        return try JSONCoding.decode([JSONObject].self, from: Data(result.stdout.utf8))
+    }
+
+    /// Text → completed, for comparing devices.
+    func state() async throws -> [String: Bool] {
+        var state: [String: Bool] = [:]
+        for item in try await items() {
+            state[item["text"]?.stringValue ?? ""] = item["complete"]?.boolValue ?? false
+        }
+        return state
+    }
+
+    /// The queued operations and the operation errors (`pending --json`).
+    func pending() async throws -> (operations: Int, errors: Int) {
+        let result = try await succeed(["pending", "--json"])
+        let listing = try JSONCoding.decode(JSONObject.self, from: Data(result.stdout.utf8))
+        return (listing["operations"]?.arrayValue?.count ?? -1, listing["errors"]?.arrayValue?.count ?? -1)
+    }
+
+    /// The name and bytes of every file of the device.
+    func files() throws -> [String: Data] {
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
+            result[name] = try Data(contentsOf: directory.file(name))
+        }
+        return result
+    }
+
+    func fileURLs() throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.url.path).map { directory.file($0) }
+    }
+}
+
+/// A text no file could hold by chance.
+func uniqueText(_ label: String) -> String { "\(label) \(UUID().uuidString)" }

@@ -1,0 +1,120 @@
+import Foundation
+import SyncTestSupport
+import Testing
+
+/// Two devices and one `sync-server` process, all through the built executables.
+@Suite struct TodoSyncTests {
+    init() throws {
+        try #require(todo.isBuilt && ServerProcess.tool.isBuilt, "build the todo and sync-server products first (scripts/test does)")
+    }
+
+    @Test func offlineEditsReachTheOtherDeviceOnceTheServerIsBack() async throws {
+        let serverDirectory = try TemporaryDirectory(prefix: "todo-server"); defer { serverDirectory.remove() }
+        let database = "sqlite:" + serverDirectory.path("server.db")
+        let a = try Device(), b = try Device()
+        defer { a.directory.remove(); b.directory.remove() }
+        let milk = uniqueText("Buy milk"), bread = uniqueText("Bake bread"), rain = uniqueText("Check the rain gauge")
+
+        // A works offline, then syncs; B pulls.
+        var server = try ServerProcess(database: database)
+        let milkID = try await a.add(milk)
+        let breadID = try await a.add(bread)
+        #expect(try await a.pending().operations == 2)
+        let pushed = try await a.succeed(["sync"], server: server.url)
+        #expect(pushed.stdout == "pushed 2 changes, pulled 2 items\n")
+        try await b.succeed(["sync"], server: server.url)
+        #expect(try await b.state() == [milk: false, bread: false])
+
+        // The server goes away: local commands keep working, sync says so and exits 3.
+        #expect(server.stop().status == 0)
+        try await a.succeed(["complete", String(milkID.prefix(8))])
+        _ = try await a.add(rain)
+        let offline = try await a.run(["sync"], server: server.url)
+        #expect(offline.exitCode == 3, "\(offline)")
+        #expect(offline.errorLines == ["todo: offline, 2 changes queued"])
+        #expect(try await a.pending() == (2, 0))
+        try await b.succeed(["delete", breadID])
+        #expect(try await b.run(["push"], server: server.url).exitCode == 3)
+
+        // Restarted on the same database (and a new port), both devices converge.
+        server = try ServerProcess(database: database)
+        try await a.succeed(["sync"], server: server.url)
+        try await b.succeed(["sync"], server: server.url)
+        try await a.succeed(["sync"], server: server.url)
+        let expected = [milk: true, rain: false]
+        #expect(try await a.state() == expected)
+        #expect(try await b.state() == expected)
+        #expect(try await a.pending() == (0, 0))
+        #expect(try await b.pending() == (0, 0))
+        let open = try await a.succeed(["list"])
+        #expect(open.stdout.contains(rain) && !open.stdout.contains(milk), "list shows open items only")
+        #expect(server.stop().status == 0)
+
+        // Nothing the devices wrote is readable in their files.
+        for device in [a, b] {
+            #expect(try markerHits([milk, bread, rain], in: try device.fileURLs()) == [])
+            let header = try #require(try device.files()["todo.db"]).prefix(16)
+            #expect(header != Data("SQLite format 3\0".utf8))
+        }
+    }
+
+    /// B edits an item A changed meanwhile; the conflict is resolved by `todo conflicts --resolve`.
+    @Test(arguments: ["client", "server", "cancel"])
+    func aConflictIsResolved(_ choice: String) async throws {
+        let a = try Device(), b = try Device()
+        defer { a.directory.remove(); b.directory.remove() }
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let original = uniqueText("Water the plants"), fromA = uniqueText("Water the plants (A)"), fromB = uniqueText("Water the plants (B)")
+
+        let id = try await a.add(original)
+        try await a.succeed(["sync"], server: server.url)
+        try await b.succeed(["sync"], server: server.url)
+        try await a.succeed(["edit", id, "--text", fromA], server: server.url)
+        try await a.succeed(["push"], server: server.url)
+        try await b.succeed(["edit", String(id.prefix(6)), "--text", fromB, "--complete", "true"])
+
+        let conflicted = try await b.run(["sync"], server: server.url)
+        #expect(conflicted.exitCode == 1, "\(conflicted)")
+        #expect(conflicted.errorLines == ["todo: 1 change conflict with the server; resolve with `todo conflicts`."])
+        let shown = try await b.succeed(["conflicts", "--json"], server: server.url)
+        #expect(shown.stdout.contains(fromA) && shown.stdout.contains(fromB), "the local and the server value are shown")
+        #expect(try await b.pending() == (1, 1))
+
+        let resolved = try await b.run(["conflicts", "--resolve", choice], server: server.url)
+        #expect(resolved.exitCode == 0, "\(resolved)")
+        #expect(resolved.stdout.contains("resolved: \(choice)"))
+        try await b.succeed(["sync"], server: server.url)
+        try await a.succeed(["sync"], server: server.url)
+
+        let expected = choice == "client" ? [fromB: true] : [fromA: false]
+        #expect(try await a.state() == expected)
+        #expect(try await b.state() == expected)
+        #expect(try await a.pending() == (0, 0))
+        #expect(try await b.pending() == (0, 0))
+        for device in [a, b] {
+            #expect(try markerHits([original, fromA, fromB], in: try device.fileURLs()) == [])
+        }
+    }
+
+    /// Without `--resolve` and not on a terminal, `conflicts` asks for it and changes nothing.
+    @Test func conflictsWithoutATerminalNeedResolve() async throws {
+        let a = try Device(), b = try Device()
+        defer { a.directory.remove(); b.directory.remove() }
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let id = try await a.add(uniqueText("Fix the gate"))
+        try await a.succeed(["sync"], server: server.url)
+        try await b.succeed(["sync"], server: server.url)
+        try await a.succeed(["edit", id, "--complete", "true"])
+        try await a.succeed(["push"], server: server.url)
+        try await b.succeed(["edit", id, "--text", uniqueText("Fix the gate today")])
+        #expect(try await b.run(["push"], server: server.url).exitCode == 1)
+
+        let before = try b.files()
+        let asked = try await b.run(["conflicts"], server: server.url)
+        #expect(asked.exitCode == 2)
+        #expect(asked.errorLines == ["todo: Not on a terminal: pass --resolve client|server|cancel."])
+        #expect(try b.files() == before)
+    }
+}
