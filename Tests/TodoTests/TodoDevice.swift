@@ -26,6 +26,17 @@ struct Device {
         return try await todo.run(global + arguments, environment: env)
     }
 
+    /// The same command on a terminal (a pseudo-terminal made by `script`), with `input` typed in.
+    /// - Returns: The exit status and everything the terminal showed.
+    func runOnTerminal(_ arguments: [String], server: URL? = nil, input: String = "") throws -> (status: Int32, screen: String) {
+        let global = ["--store", store, "--server", server?.absoluteString ?? "http://127.0.0.1:1", "--profile", "insecure-test"]
+        let command = ([todo.url.path] + global + arguments).map { "'\($0)'" }.joined(separator: " ")
+        var environment = todo.baseEnvironment
+        environment["CIPHERSYNC_PASSPHRASE"] = passphrase
+        let result = try runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], input: input, environment: environment)
+        return (result.status, result.output.replacingOccurrences(of: "\r", with: ""))
+    }
+
     /// Runs a command that must succeed.
     @discardableResult
     func succeed(_ arguments: [String], server: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ToolResult {

@@ -97,6 +97,38 @@ import Testing
         }
     }
 
+    /// On a terminal `conflicts` shows both values and asks; `sync` shows its progress.
+    @Test func onATerminalConflictsAskAndSyncShowsProgress() async throws {
+        let a = try Device(), b = try Device()
+        defer { a.directory.remove(); b.directory.remove() }
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let fromA = uniqueText("Sweep the porch (A)"), fromB = uniqueText("Sweep the porch (B)")
+        let id = try await a.add(uniqueText("Sweep the porch"))
+        try await a.succeed(["sync"], server: server.url)
+        try await b.succeed(["sync"], server: server.url)
+        try await a.succeed(["edit", id, "--text", fromA])
+        try await a.succeed(["push"], server: server.url)
+        try await b.succeed(["edit", id, "--text", fromB])
+        #expect(try await b.run(["push"], server: server.url).exitCode == 1)
+
+        // An answer it does not know is asked again; "s" takes the server's item.
+        let asked = try b.runOnTerminal(["conflicts"], server: server.url, input: "maybe\ns\n")
+        #expect(asked.status == 0, "\(asked.screen)")
+        #expect(asked.screen.contains("local:  \"\(fromB)\""))
+        #expect(asked.screen.contains("server: \"\(fromA)\""))
+        #expect(asked.screen.components(separatedBy: "use [c]lient, [s]erver or c[a]ncel?").count == 3, "asked twice")
+        #expect(asked.screen.contains("resolved: server"))
+        #expect(try await b.state() == [fromA: false])
+
+        try await b.succeed(["add", uniqueText("Paint the fence")])
+        let synced = try b.runOnTerminal(["sync"], server: server.url)
+        #expect(synced.status == 0, "\(synced.screen)")
+        #expect(synced.screen.contains("pushed 1, failed 0"))
+        #expect(synced.screen.contains("pulled 2 item(s)"), "the item A changed and the one just pushed")
+        #expect(try await b.pending() == (0, 0))
+    }
+
     /// Without `--resolve` and not on a terminal, `conflicts` asks for it and changes nothing.
     @Test func conflictsWithoutATerminalNeedResolve() async throws {
         let a = try Device(), b = try Device()
