@@ -27,7 +27,9 @@ public enum SQLDialect: Sendable, Hashable {
 /// and the server alike.
 ///
 /// Identifiers are checked against the table's columns and quoted by ``quote(_:)``; every value
-/// is a bound argument, never text in the SQL.
+/// is a bound argument, never text in the SQL. A member name finds its column the way SQLite
+/// does, without regard to ASCII case (``ColumnKey``), and the SQL names the column as stored,
+/// so `$filter=Text eq 'x'` filters the column `text` and `$select=Text` returns `text`.
 public struct SQLTranslator: Sendable {
     /// The deepest expression accepted; deeper trees are refused rather than risking the stack.
     public static let maximumDepth = 100
@@ -35,11 +37,14 @@ public struct SQLTranslator: Sendable {
     public let table: String
     public let columns: [String: ColumnType]
     public let dialect: SQLDialect
+    /// The stored spellings of `columns`.
+    private let index: ColumnIndex
 
     public init(table: String, columns: [String: ColumnType], dialect: SQLDialect = .sqlite) {
         self.table = table
         self.columns = columns
         self.dialect = dialect
+        self.index = ColumnIndex(columns.keys)
     }
 
     /// Quotes an identifier: double quotes, inner double quotes doubled.
@@ -54,8 +59,9 @@ public struct SQLTranslator: Sendable {
         var statement = SQLStatement("SELECT \(selection) FROM \(Self.quote(table))")
         try appendWhere(&statement, query.filter, extraFilter)
         var terms = try query.orderBy.map { (term) throws(QueryError) in "\(try column(term.member)) \(term.ascending ? "ASC" : "DESC")" }
-        if !query.orderBy.contains(where: { $0.member == SystemProperty.id }) && columns[SystemProperty.id] != nil {
-            terms.append("\(Self.quote(SystemProperty.id)) ASC")
+        let idKey = ColumnKey(SystemProperty.id)
+        if !query.orderBy.contains(where: { ColumnKey($0.member) == idKey }), let id = index.column(named: SystemProperty.id) {
+            terms.append("\(Self.quote(id)) ASC")
         }
         if !terms.isEmpty { statement.sql += " ORDER BY " + terms.joined(separator: ", ") }
         if query.top != nil || query.skip != nil {
@@ -98,8 +104,9 @@ public struct SQLTranslator: Sendable {
         statement.sql += " WHERE " + parts.joined(separator: " AND ")
     }
 
+    /// The quoted stored spelling of the column `name` refers to.
     func column(_ name: String) throws(QueryError) -> String {
-        guard columns[name] != nil else { throw QueryError("unknown column '\(name.prefix(64))'") }
-        return Self.quote(name)
+        guard let stored = index.column(named: name) else { throw QueryError("unknown column '\(name.prefix(64))'") }
+        return Self.quote(stored)
     }
 }

@@ -99,6 +99,27 @@ import Testing
         await store.close()
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func memberNamesFindTheirColumnWhateverTheASCIICase(_ kind: StoreKind) async throws {
+        let (test, store) = try await filled(kind); defer { test.directory.remove() }
+        let byText = FilterExpression.binary(.eq, Self.m("TEXT"), Self.s("Buy milk"))
+        #expect(try await ids(store, byText) == ["a"])
+        let order = [OrderBy("Priority", ascending: false), OrderBy("ID")]
+        #expect(try await ids(store, .binary(.eq, Self.m("Complete"), .literal(.bool(false))), order: order) == ["c", "a"])
+        // The selection comes back under the columns' own spellings, typed by their columns.
+        let selected = try await store.read(QueryDescription(
+            table: "todo", filter: .function(.startswith, [Self.m("Text"), Self.s("buy")]), orderBy: [OrderBy("Id")],
+            selection: ["ID", "Complete"], includeTotalCount: true))
+        #expect(selected.items == [["id": "a", "complete": false], ["id": "b", "complete": true]])
+        #expect(selected.totalCount == 2)
+        try await store.delete(QueryDescription(table: "todo", filter: .binary(.eq, Self.m("COMPLETE"), .literal(.bool(true)))))
+        #expect(try await ids(store, nil) == ["a", "c"])
+        await #expect(throws: StoreError.self) {
+            try await store.read(QueryDescription(table: "todo", filter: .binary(.eq, Self.m("texts"), Self.s("x"))))
+        }
+        await store.close()
+    }
+
     @Test func deepFiltersAreRefusedNotCrashed() {
         var filter = FilterExpression.literal(.bool(true))
         for _ in 0..<10_000 { filter = .unary(.not, filter) }
