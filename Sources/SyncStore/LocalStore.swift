@@ -36,9 +36,16 @@ public protocol StoreReader {
 /// Writes to a local store inside one write transaction; all of them commit together.
 public protocol StoreWriter: StoreReader {
     /// Creates a user table with these columns, or adds the columns it lacks.
+    ///
+    /// Column names match without regard to ASCII case, as in SQLite: a column that differs from
+    /// an existing one only by case is that column.
     func defineTable(_ table: String, columns: [String: ColumnType]) throws
     /// Inserts or updates items by `id`. New properties add columns (typed from their values)
     /// unless `ignoreMissingColumns`, which drops them instead. Every item needs a string `id`.
+    ///
+    /// A property whose name differs from a column's only by ASCII case is stored in that column,
+    /// which keeps its spelling (reads return the column's spelling). An item with two properties
+    /// that differ only by case is refused.
     func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws
     /// Deletes items by id; missing ids are not an error.
     func delete(table: String, ids: [String]) throws

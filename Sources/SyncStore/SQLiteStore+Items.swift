@@ -51,10 +51,25 @@ extension StoreSession {
 
     func defineTable(_ table: String, columns: [String: ColumnType]) throws {
         try Self.checkTableName(table)
-        try ensureColumns(table, columns.filter { $0.key != SystemProperty.id })
+        try Self.checkDistinctNames(columns.keys, of: "columns")
+        let idKey = ColumnKey(SystemProperty.id)
+        try ensureColumns(table, columns.filter { ColumnKey($0.key) != idKey })
     }
 
-    /// Creates `table` or adds the missing `columns` to it.
+    /// Refuses `names` when two of them would name one column (they differ only by ASCII case).
+    static func checkDistinctNames(_ names: some Sequence<String>, of what: String) throws {
+        guard let (a, b) = ColumnIndex.clash(in: names) else { return }
+        throw StoreError.invalidItem("the \(what) '\(a.prefix(64))' and '\(b.prefix(64))' differ only by case")
+    }
+
+    /// The columns of `table` by name, matched as SQLite matches them; empty when there is no table.
+    private func columnIndex(_ table: String) -> ColumnIndex {
+        ColumnIndex(schema.tables[table].map { Array($0.keys) } ?? [])
+    }
+
+    /// Creates `table` or adds the missing `columns` to it. A column whose name differs only by
+    /// case from an existing one is that column. The names in `columns` must be distinct by
+    /// ``ColumnKey`` and must not name `id`.
     private func ensureColumns(_ table: String, _ columns: [String: ColumnType]) throws {
         guard let existing = schema.tables[table] else {
             guard columns.count < maximumColumns else { throw StoreError.invalidItem("too many properties") }
@@ -63,7 +78,8 @@ extension StoreSession {
             schema.tables[table] = columns.merging([SystemProperty.id: .text]) { a, _ in a }
             return
         }
-        let missing = columns.filter { existing[$0.key] == nil }.sorted { $0.key < $1.key }
+        let index = ColumnIndex(existing.keys)
+        let missing = columns.filter { index.column(named: $0.key) == nil }.sorted { $0.key < $1.key }
         guard existing.count + missing.count < maximumColumns else {
             throw StoreError.invalidItem("too many properties")
         }
@@ -81,21 +97,37 @@ extension StoreSession {
             guard case .string(let id)? = item[SystemProperty.id], ItemID.isValid(id) else {
                 throw StoreError.invalidItem("every item needs a valid string id")
             }
+            try Self.checkDistinctNames(item.keys, of: "properties")
             ids.append(id)
         }
+        let idKey = ColumnKey(SystemProperty.id)
         if !ignoreMissingColumns || schema.tables[table] == nil {
+            // One new column per name: the first item that gives it a value sets its spelling
+            // and type; later spellings that differ only by case are the same column.
+            let existing = columnIndex(table)
             var wanted: [String: ColumnType] = [:]
+            var spellings = ColumnIndex([])
             for item in items {
-                for (name, value) in item where name != SystemProperty.id && wanted[name] == nil {
-                    if let type = ColumnType(inferringFrom: value) { wanted[name] = type }
+                for name in item.keys where ColumnKey(name) != idKey && existing.column(named: name) == nil {
+                    guard spellings.column(named: name) == nil, let value = item[name],
+                        let type = ColumnType(inferringFrom: value)
+                    else { continue }
+                    wanted[name] = type
+                    spellings.insert(name)
                 }
             }
             try ensureColumns(table, wanted)
         }
-        let known = schema.tables[table] ?? [:]
+        let known = columnIndex(table)
         for (item, id) in zip(items, ids) {
-            let names = item.keys.filter { $0 != SystemProperty.id && known[$0] != nil }.sorted()
-            let values = try names.map { try ValueCoding.sqliteValue(item[$0] ?? .null) }
+            // Each property goes to the column it names, spelled as stored.
+            var columns: [(column: String, value: JSONValue)] = []
+            for (name, value) in item where ColumnKey(name) != idKey {
+                if let column = known.column(named: name) { columns.append((column, value)) }
+            }
+            columns.sort { $0.column < $1.column }
+            let names = columns.map(\.column)
+            let values = try columns.map { try ValueCoding.sqliteValue($0.value) }
             if !names.isEmpty {
                 try run(StoreSQL.update(table, columns: names), values + [.text(id)])
                 if connection.changes > 0 { continue }

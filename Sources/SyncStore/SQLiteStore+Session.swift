@@ -4,6 +4,8 @@ import SyncWire
 
 /// The tables and columns of one store, cached; reloaded after a rolled-back transaction.
 final class SchemaCache {
+    /// Each user table's columns under their stored spelling. Find a column by a property name
+    /// through ``ColumnIndex``: SQLite ignores ASCII case in column names.
     var tables: [String: [String: ColumnType]]
 
     init(tables: [String: [String: ColumnType]]) {

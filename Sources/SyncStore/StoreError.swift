@@ -24,7 +24,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case encryptionMismatch(String)
     /// A table name that is not allowed.
     case invalidTableName(String)
-    /// An item without a valid string `id`.
+    /// An item (or table definition) the store cannot hold: no valid string `id`, too many
+    /// properties, or two properties whose names differ only by case (SQLite column names
+    /// ignore ASCII case, so both would be one column).
     case invalidItem(String)
     /// An invalid query (unknown column, unsupported expression).
     case invalidQuery(String)

@@ -107,3 +107,117 @@ import Testing
         await #expect(throws: StoreError.self) { try await store.upsert(table: "todo", items: [["id": "a"]]) }
     }
 }
+
+/// Column names ignore ASCII case in SQLite, and so does the store: a property that differs from
+/// a column only by case is that column, and one item cannot name a column twice.
+@Suite struct ColumnNameCaseTests {
+    @Test(arguments: StoreKind.allCases)
+    func aPropertyDifferingOnlyByCaseUsesTheExistingColumn(_ kind: StoreKind) async throws {
+        let (test, first) = try await TestStore.make(kind); defer { test.directory.remove() }
+        var store = first
+        try await store.upsert(table: "todo", items: [["id": "a", "text": "one", "updatedAt": "2026-01-01T00:00:00.000Z"]])
+        try await store.upsert(table: "todo", items: [["id": "a", "Text": "two", "UpdatedAt": "2026-02-02T00:00:00.000Z"]])
+        try await store.upsert(table: "todo", items: [["id": "b", "TEXT": "three"]])
+        #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "text": "two", "updatedAt": "2026-02-02T00:00:00.000Z"])
+        #expect(try await store.lookup(table: "todo", id: "b") == ["id": "b", "text": "three", "updatedAt": nil])
+        let columns: [String: ColumnType] = ["id": .text, "text": .text, "updatedAt": .text]
+        #expect(try await store.read { try $0.columns(of: "todo") } == columns)
+        // The schema on disk, read again from the file, has no second column either.
+        await store.close()
+        store = try await test.open()
+        #expect(try await store.read { try $0.columns(of: "todo") } == columns)
+        try await store.upsert(table: "todo", items: [["id": "b", "tExT": "four"]])
+        #expect(try await store.lookup(table: "todo", id: "b")?["text"] == "four")
+        await store.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func ignoringMissingColumnsStillStoresAPropertyDifferingOnlyByCase(_ kind: StoreKind) async throws {
+        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        try await store.write { try $0.defineTable("todo", columns: ["complete": .boolean]) }
+        try await store.upsert(table: "todo", items: [["id": "a", "Complete": true, "extra": 1]], ignoreMissingColumns: true)
+        #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "complete": true])
+        await store.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func oneBatchSpellingANewPropertyTwoWaysMakesOneColumn(_ kind: StoreKind) async throws {
+        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        try await store.upsert(table: "todo", items: [["id": "x", "text": "t"]])
+        for table in ["todo", "fresh"] {
+            try await store.upsert(table: table, items: [["id": "a", "Done": nil], ["id": "b", "DONE": true], ["id": "c", "done": false]])
+            let columns = try #require(try await store.read { try $0.columns(of: table) })
+            #expect(columns.filter { $0.key.lowercased() == "done" } == ["DONE": .boolean], "\(table)")
+            let notX = FilterExpression.binary(.ne, .member("id"), .literal(.string("x")))
+            let rows = try await store.read(QueryDescription(table: table, filter: notX, orderBy: [OrderBy("id")]))
+            #expect(rows.items.map { $0["DONE"] ?? "absent" } == [JSONValue.null, true, false], "\(table)")
+        }
+        await store.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func twoPropertiesDifferingOnlyByCaseAreRefusedAndChangeNothing(_ kind: StoreKind) async throws {
+        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        try await store.upsert(table: "todo", items: [["id": "a", "text": "keep"]])
+        let badBatches: [[JSONObject]] = [
+            [["id": "a", "text": "x", "Text": "y"]],
+            [["id": "b", "text": "new"], ["id": "c", "flag": true, "FLAG": false]],
+            [["id": "a", "ID": "b"]],
+        ]
+        for items in badBatches {
+            for ignoreMissingColumns in [false, true] {
+                let error = await #expect(throws: StoreError.self) {
+                    try await store.upsert(table: "todo", items: items, ignoreMissingColumns: ignoreMissingColumns)
+                }
+                guard case .invalidItem(let why)? = error else {
+                    Issue.record("expected invalidItem, got \(String(describing: error))")
+                    continue
+                }
+                #expect(why.contains("differ only by case"), "\(why)")
+            }
+        }
+        let error = await #expect(throws: StoreError.self) {
+            try await store.upsert(table: "fresh", items: [["id": "a", "Note": 1, "note": 2]])
+        }
+        #expect(error?.description == "Invalid item: the properties 'Note' and 'note' differ only by case")
+        await #expect(throws: StoreError.self) {
+            try await store.write { try $0.defineTable("todo", columns: ["note": .text, "NOTE": .text]) }
+        }
+        #expect(try await store.read(QueryDescription(table: "todo")).items == [["id": "a", "text": "keep"]])
+        #expect(try await store.read { try $0.columns(of: "todo") } == ["id": .text, "text": .text])
+        #expect(try await store.read { try $0.columns(of: "fresh") } == nil)
+        await store.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func definingAColumnDifferingOnlyByCaseKeepsTheExistingOne(_ kind: StoreKind) async throws {
+        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        try await store.upsert(table: "todo", items: [["id": "a", "text": "t"]])
+        try await store.write { try $0.defineTable("todo", columns: ["TEXT": .integer, "ID": .text, "due": .text]) }
+        #expect(try await store.read { try $0.columns(of: "todo") } == ["id": .text, "text": .text, "due": .text])
+        #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "text": "t", "due": nil])
+        await store.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func onlyASCIILettersFoldCaseAsInSQLite(_ kind: StoreKind) async throws {
+        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        try await store.upsert(table: "fruit", items: [["id": "a", "äpfel": 1, "Äpfel": 2]])
+        #expect(try await store.lookup(table: "fruit", id: "a") == ["id": "a", "äpfel": 1, "Äpfel": 2])
+        #expect(try await store.read { try $0.columns(of: "fruit") }?.count == 3)
+        await store.close()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func canonicallyEquivalentSpellingsShareTheStoredColumn(_ kind: StoreKind) async throws {
+        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let decomposed = "cafe\u{301}", composed = "caf\u{E9}"
+        #expect(Array(decomposed.utf8) != Array(composed.utf8))
+        try await store.upsert(table: "menu", items: [["id": "a", decomposed: 1]])
+        try await store.upsert(table: "menu", items: [["id": "a", composed: 2]])
+        let stored = try #require(try await store.lookup(table: "menu", id: "a"))
+        #expect(stored.count == 2 && stored[composed] == 2)
+        #expect(try await store.read { try $0.columns(of: "menu") }?.count == 2)
+        await store.close()
+    }
+}
