@@ -15,9 +15,13 @@ struct TableService: Sendable {
         }
     }
 
-    /// The columns an item needs, typed from its values; property names must be plain names.
+    /// The columns an item needs, typed from its values; property names must be plain names,
+    /// and no two may name one column (SQLite ignores the case of ASCII letters in names).
     static func columns(of item: JSONObject) throws(TableError) -> [String: ColumnType] {
         guard item.count <= 500 else { throw .badRequest("An item may have at most 500 properties") }
+        if let (a, b) = ColumnIndex.clash(in: Set(item.keys).union([SystemProperty.id, SystemProperty.version])) {
+            throw .badRequest("The properties '\(a.prefix(64))' and '\(b.prefix(64))' differ only by case")
+        }
         var columns: [String: ColumnType] = [:]
         for (name, value) in item where name != SystemProperty.id && name != SystemProperty.version {
             guard ODataParser.isName(name) else { throw .badRequest("'\(name.prefix(64))' is not a valid property name") }

@@ -33,6 +33,30 @@ import Testing
         }
     }
 
+    /// SQLite names columns without regard to ASCII case: `Text` is the column `text`, and an
+    /// item may not name one column twice.
+    @Test func propertyNamesFindTheirColumnWhateverTheCase() async throws {
+        try await TestServer.run(.testing()) { server in
+            try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"])
+            let second = try await server.send(.post, "/tables/todo", object: ["id": "2", "Text": "b"])
+            #expect(second.status == .created)
+            #expect(second.object["text"] == "b" && second.object["Text"] == nil, "the stored spelling comes back")
+            let patched = try await server.send(.patch, "/tables/todo/1", object: ["TEXT": "c", "Done": true])
+            #expect(patched.status == .ok)
+            let third = try await server.send(.post, "/tables/todo", object: ["id": "3", "done": false])
+            #expect(third.status == .created && third.object["Done"] == false, "one column, first spelling")
+            #expect(try await server.send(.get, "/tables/todo?$filter=TEXT%20eq%20'c'").array.map { $0["id"] } == ["1"])
+
+            for body: JSONObject in [["id": "4", "text": "x", "Text": "y"], ["ID": "5"], ["id": "6", "Version": "v"]] {
+                let refused = try await server.send(.post, "/tables/todo", object: body)
+                #expect(refused.status == .badRequest, "\(body)")
+                #expect(refused.errorMessage?.contains("differ only by case") == true, "\(refused.errorMessage ?? "")")
+            }
+            let rows = try await server.send(.get, "/tables/todo?__includeDeleted=true").array
+            #expect(rows.compactMap { $0["id"]?.stringValue }.sorted() == ["1", "2", "3"], "nothing refused was stored")
+        }
+    }
+
     @Test func case53DuplicateInsertIs409WithTheStoredItem() async throws {
         try await TestServer.run(.testing()) { server in
             let stored = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "stored"]).object

@@ -49,7 +49,15 @@ public actor SQLiteTableStorage: TableStorage {
     public func columns(of table: String) -> [String: ColumnType]? { schema[table] }
 
     public func ensureColumns(_ table: String, _ columns: [String: ColumnType]) async throws {
-        if let existing = schema[table], columns.keys.allSatisfy({ existing[$0] != nil }) { return }
+        // A name matches a column whatever the case of its ASCII letters, as in SQLite.
+        func missing(from existing: [String: ColumnType]) -> [(String, ColumnType)] {
+            var index = ColumnIndex(existing.keys)
+            return columns.sorted { $0.key < $1.key }.filter { name, _ in
+                defer { index.insert(name) }
+                return index.column(named: name) == nil
+            }
+        }
+        if let existing = schema[table], missing(from: existing).isEmpty { return }
         if isChangingSchema {
             await withCheckedContinuation { schemaWaiters.append($0) }
         } else {
@@ -73,7 +81,7 @@ public actor SQLiteTableStorage: TableStorage {
                 "CREATE INDEX IF NOT EXISTS \(q(table + "_updatedAt")) ON \(q(table)) (\(q(SystemProperty.updatedAt)))", [])
             schema[table] = system.merging([SystemProperty.id: .text]) { a, _ in a }
         }
-        for (name, type) in columns.sorted(by: { $0.key < $1.key }) where schema[table]?[name] == nil {
+        for (name, type) in missing(from: schema[table] ?? [:]) {
             _ = try await connection.query("ALTER TABLE \(q(table)) ADD COLUMN \(q(name)) \(type.rawValue)", [])
             schema[table]?[name] = type
         }
