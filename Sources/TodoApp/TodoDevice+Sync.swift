@@ -31,6 +31,7 @@ extension TodoDevice {
     }
 
     /// Push, then pull.
+    @discardableResult
     public func sync() async throws -> (pushed: Int, pulled: Int) {
         let pushed = try await push()
         let pulled = try await pull()

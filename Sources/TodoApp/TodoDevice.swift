@@ -1,7 +1,7 @@
 public import Foundation
 public import SyncClient
 public import SyncStore
-public import SyncWire
+import SyncWire
 
 /// One device of the todo app: its local store (encrypted unless asked otherwise), the sync
 /// context over it, and the client for the server.
