@@ -26,15 +26,22 @@ public final class MobileServiceClient: Sendable {
     ///     pulls go to this backend).
     ///   - installationID: the `X-ZUMO-INSTALLATION-ID` of this installation; persist one per
     ///     installation (default: a new GUID per client).
+    ///   - authenticationToken: called before every request for the `X-ZUMO-AUTH` token of the
+    ///     signed-in user (`nil`: send none). Return a fresh token after a 401 and push again;
+    ///     a throw counts as ``SyncError/authenticationRequired`` and sends nothing.
     public init(
         url: URL, transport: any SyncTransport = HTTPSyncTransport(), syncContext: SyncContext? = nil,
-        installationID: String = ItemID.generate()
+        installationID: String = ItemID.generate(), authenticationToken: TokenProvider? = nil
     ) {
         self.url = url
         self.syncContext = syncContext
-        self.connection = ServiceConnection(baseURL: url, transport: transport, installationID: installationID)
+        self.connection = ServiceConnection(
+            baseURL: url, transport: transport, installationID: installationID, authenticationToken: authenticationToken)
         syncContext?.attach(connection)
     }
+
+    /// Gives the current authentication token (from the app's sign-in, a keychain, a refresh).
+    public typealias TokenProvider = @Sendable () async throws -> String?
 
     /// The installation id sent with every request.
     public var installationID: String { connection.installationID }

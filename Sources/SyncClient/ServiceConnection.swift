@@ -40,6 +40,8 @@ struct ServiceConnection: Sendable {
     let baseURL: URL
     let transport: any SyncTransport
     let installationID: String
+    /// The `X-ZUMO-AUTH` token for each request, asked for just before it is sent.
+    let authenticationToken: MobileServiceClient.TokenProvider?
 
     // MARK: building requests
 
@@ -99,6 +101,17 @@ struct ServiceConnection: Sendable {
     /// ``SyncError/cancelled`` when the task or the run was cancelled).
     func send(_ request: SyncRequest, run: RunHandle? = nil) async throws -> SyncResponse {
         if run?.isCancelled == true || Task.isCancelled { throw SyncError.cancelled }
+        var request = request
+        if let authenticationToken {
+            let token: String?
+            do {
+                token = try await authenticationToken()
+            } catch {
+                // The app could not produce a token: as good as a 401, nothing is sent.
+                throw SyncError(.authenticationRequired, reason: "No authentication token.", underlying: error)
+            }
+            if let token { request.headers[WireHeader.auth] = token }
+        }
         do {
             if let run { return try await run.send(request, through: transport) }
             return try await transport.send(request)

@@ -40,6 +40,13 @@ public struct SyncRequest: Sendable, Hashable {
     }
 }
 
+extension SyncRequest: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The method and URL only: headers carry the authentication token and bodies carry items,
+    /// so neither reaches a log or a test failure message this way.
+    public var description: String { "\(method.rawValue) \(url.absoluteString)" }
+    public var debugDescription: String { description }
+}
+
 /// The server's answer to a ``SyncRequest``.
 public struct SyncResponse: Sendable, Hashable {
     /// The HTTP status code.

@@ -23,11 +23,14 @@ public struct ServerConfiguration: Sendable {
     public var softDelete: Bool
     /// The largest request body accepted, in bytes.
     public var maxBodySize: Int
+    /// The `X-ZUMO-AUTH` token every table request must carry; `nil` lets every request in.
+    public var authenticationToken: String?
     public var logger: Logger
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: Database = .memory, pageSize: Int = 50, maxTop: Int = 1000,
-        softDelete: Bool = true, maxBodySize: Int = 1 << 20, logger: Logger = Logger(label: "sync-server")
+        softDelete: Bool = true, maxBodySize: Int = 1 << 20, authenticationToken: String? = nil,
+        logger: Logger = Logger(label: "sync-server")
     ) {
         self.host = host
         self.port = port
@@ -36,6 +39,7 @@ public struct ServerConfiguration: Sendable {
         self.maxTop = maxTop
         self.softDelete = softDelete
         self.maxBodySize = maxBodySize
+        self.authenticationToken = authenticationToken
         self.logger = logger
     }
 }

@@ -80,6 +80,7 @@ extension TodoDevice {
     /// ``TodoError/conflicts(_:)``; other server errors ``TodoError/server(_:)``.
     func translate(_ error: any Error) async throws -> any Error {
         guard let sync = error as? SyncError else { return error }
+        if sync == .pushAbortedByAuthentication || sync == .authenticationRequired { return TodoError.unauthorized }
         if sync == .pushAbortedByNetwork || sync == .transportFailed {
             return TodoError.offline(pending: try await context.pendingOperationsCount)
         }

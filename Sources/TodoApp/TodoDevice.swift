@@ -25,10 +25,11 @@ public final class TodoDevice: Sendable {
     }
 
     /// Opens (or, with `options.createIfMissing`, creates) the device's store and connects it to
-    /// `server`. Nothing is sent until a push or pull.
+    /// `server` (sending `authenticationToken` as `X-ZUMO-AUTH`, if given). Nothing is sent until
+    /// a push or pull.
     public static func open(
         store url: URL, encryption: StoreEncryption, options: StoreOptions, server: URL,
-        transport: any SyncTransport = HTTPSyncTransport()
+        authenticationToken: String? = nil, transport: any SyncTransport = HTTPSyncTransport()
     ) async throws -> TodoDevice {
         let store = try await SQLiteStore.open(at: url, encryption: encryption, options: options)
         do {
@@ -39,7 +40,10 @@ public final class TodoDevice: Sendable {
                 return generated
             }
             let context = SyncContext(store: store)
-            let client = MobileServiceClient(url: server, transport: transport, syncContext: context, installationID: installation)
+            let tokenProvider: MobileServiceClient.TokenProvider? = authenticationToken.map { token in { @Sendable in token } }
+            let client = MobileServiceClient(
+                url: server, transport: transport, syncContext: context, installationID: installation,
+                authenticationToken: tokenProvider)
             return TodoDevice(store: store, context: context, client: client, table: try client.syncTable(tableName))
         } catch {
             await store.close()

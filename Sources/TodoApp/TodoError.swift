@@ -8,6 +8,8 @@ public enum TodoError: Error, Sendable, Equatable, CustomStringConvertible {
     case offline(pending: Int)
     /// The push left this many conflicts to resolve.
     case conflicts(Int)
+    /// The server refused the request's sign-in (HTTP 401).
+    case unauthorized
     /// The server answered with an error.
     case server(String)
     /// Nothing to change was given.
@@ -20,6 +22,7 @@ public enum TodoError: Error, Sendable, Equatable, CustomStringConvertible {
         case .offline(let pending): return "offline, \(pending) change\(pending == 1 ? "" : "s") queued"
         case .conflicts(let n):
             return "\(n) change\(n == 1 ? "" : "s") conflict with the server; resolve with `todo conflicts`."
+        case .unauthorized: return "The server refused the sign-in (HTTP 401): check --auth-token-file; nothing was lost."
         case .server(let message): return "The server failed: \(message)"
         case .nothingToChange: return "Nothing to change: give --text and/or --complete."
         }

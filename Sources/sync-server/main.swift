@@ -18,12 +18,16 @@ struct SyncServerCommand: AsyncParsableCommand {
     @Option(help: "The largest $top accepted; 0 accepts any.") var maxTop = 1000
     @Flag(inversion: .prefixedNo, help: "Keep deleted rows marked deleted (for incremental pulls).") var softDelete = true
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
+    @Option(help: ArgumentHelp(
+        "Require this X-ZUMO-AUTH token (the first line of the file) on every table request.", valueName: "path"))
+    var authTokenFile: String?
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard pageSize > 0 else { throw ValidationError("--page-size must be positive") }
         guard maxTop >= 0 else { throw ValidationError("--max-top must not be negative") }
         _ = try parsedDatabase()
+        _ = try authToken()
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }
 
@@ -33,12 +37,23 @@ struct SyncServerCommand: AsyncParsableCommand {
         throw ValidationError("--database must be sqlite:PATH or memory")
     }
 
+    /// The token of `--auth-token-file`: its first line, which may not be empty.
+    func authToken() throws -> String? {
+        guard let authTokenFile else { return nil }
+        guard let text = try? String(contentsOfFile: authTokenFile, encoding: .utf8) else {
+            throw ValidationError("cannot read --auth-token-file \(authTokenFile)")
+        }
+        let token = String(text.prefix { $0 != "\n" && $0 != "\r" })
+        guard !token.isEmpty else { throw ValidationError("--auth-token-file \(authTokenFile) has an empty first line") }
+        return token
+    }
+
     func run() async throws {
         var logger = Logger(label: "sync-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let configuration = ServerConfiguration(
             host: host, port: port, database: try parsedDatabase(), pageSize: pageSize, maxTop: maxTop, softDelete: softDelete,
-            logger: logger)
+            authenticationToken: try authToken(), logger: logger)
         let host = self.host
         let (app, storage) = try await buildApplication(configuration) { port in
             // Exactly one line on stdout, for scripts and tests to read.

@@ -29,6 +29,8 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The store file.", valueName: "path")) var store = "todo.db"
     @Option(help: ArgumentHelp("The sync server.", valueName: "url")) var server = "http://127.0.0.1:8080"
     @Flag(help: "Use a plain (unencrypted) store.") var plain = false
+    @Option(help: ArgumentHelp("Send the X-ZUMO-AUTH token on this file's first line.", valueName: "path"))
+    var authTokenFile: String?
     @OptionGroup var passphrase: PassphraseOptions
     @OptionGroup var profile: KeyProfileOptions
 
@@ -52,7 +54,17 @@ struct DeviceOptions: ParsableArguments {
         let options = StoreOptions(
             createIfMissing: !exists, keyProfile: profile.profile, allowInsecureKeyProfile: KeyProfileOptions.allowsInsecureProfile)
         guard let serverURL = URL(string: server) else { throw ValidationError("--server must be an http(s) URL") }
-        return try await TodoDevice.open(store: url, encryption: encryption, options: options, server: serverURL)
+        return try await TodoDevice.open(
+            store: url, encryption: encryption, options: options, server: serverURL, authenticationToken: try authToken())
+    }
+
+    /// The first line of `--auth-token-file`, if given.
+    func authToken() throws -> String? {
+        guard let authTokenFile else { return nil }
+        guard let text = try? String(contentsOfFile: authTokenFile, encoding: .utf8),
+            case let token = String(text.prefix { !$0.isNewline }), !token.isEmpty
+        else { throw CLIError.usage("Cannot read a token from --auth-token-file \(authTokenFile).") }
+        return token
     }
 
     /// Opens the device, runs `body`, closes the device; maps the app's errors to exit codes.
@@ -119,7 +131,9 @@ enum Output {
 extension DeviceOptions {
     /// The options every command takes, which may also come before the command:
     /// `todo --store a.db list` is `todo list --store a.db`.
-    static let leadingOptions: Set<String> = ["--store", "--server", "--profile", "--passphrase-file", "--passphrase-fd"]
+    static let leadingOptions: Set<String> = [
+        "--store", "--server", "--profile", "--passphrase-file", "--passphrase-fd", "--auth-token-file",
+    ]
     static let leadingFlags: Set<String> = ["--plain"]
 
     /// Moves the device options written before the command to just after it, where the command

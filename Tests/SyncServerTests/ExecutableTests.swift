@@ -2,9 +2,11 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPTypes
 import Logging
 import SyncServer
 import SyncTestSupport
+import SyncWire
 import Testing
 
 /// The built `sync-server` executable: starts on a free port, prints one line, serves, stops on SIGTERM.
@@ -34,5 +36,44 @@ import Testing
             await second.stop()
         }
         await first.stop()
+    }
+}
+
+@Suite struct AuthenticationTests {
+    @Test func withATokenConfiguredEveryTableRequestNeedsIt() async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let token = UUID().uuidString
+        try await TestServer.run(ServerConfiguration(port: 0, authenticationToken: token, logger: logger)) { server in
+            var signed = TestServer.version
+            signed[HTTPField.Name(WireHeader.auth)!] = token
+            #expect(try await server.send(.post, "/tables/todo", object: ["id": "1"], headers: signed).status == .created)
+            for wrong in [nil, "", String(token.dropLast()), token + "0", token.lowercased() == token ? token.uppercased() : token.lowercased()] {
+                var headers = TestServer.version
+                if let wrong { headers[HTTPField.Name(WireHeader.auth)!] = wrong }
+                let refused = try await server.send(.get, "/tables/todo", headers: headers)
+                #expect(refused.status == .unauthorized)
+                #expect(refused.errorMessage == "Unauthorized")
+                #expect(try await server.send(.post, "/tables/todo", object: ["id": "2"], headers: headers).status == .unauthorized)
+            }
+            #expect(try await server.send(.get, "/tables/todo", headers: signed).array.map { $0["id"] } == ["1"], "nothing refused was stored")
+        }
+    }
+
+    @Test func theExecutableReadsItsTokenFromAFile() async throws {
+        let directory = try TemporaryDirectory(prefix: "server-token"); defer { directory.remove() }
+        let token = UUID().uuidString
+        try Data((token + "\n").utf8).write(to: directory.file("token"))
+        let server = try ServerProcess(arguments: ["--auth-token-file", directory.path("token")])
+        defer { server.stop() }
+        for (header, status) in [(nil, 401), (token, 404)] {
+            var request = URLRequest(url: server.url.appendingPathComponent("tables/todo"))
+            request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+            if let header { request.setValue(header, forHTTPHeaderField: "X-ZUMO-AUTH") }
+            let (_, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == status)
+        }
+        let missing = try runProgram(ServerProcess.tool.url.path, ["--port", "0", "--auth-token-file", directory.path("absent")])
+        #expect(missing.status != 0 && missing.error.contains("cannot read --auth-token-file"))
     }
 }

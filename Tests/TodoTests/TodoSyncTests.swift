@@ -129,6 +129,33 @@ import Testing
         #expect(try await b.pending() == (0, 0))
     }
 
+    /// Against a server that requires a sign-in token, `--auth-token-file` sends it; without it
+    /// (or with a wrong one) sync is refused in one line and nothing queued is lost.
+    @Test func aServerThatRequiresATokenGetsItFromTheTokenFile() async throws {
+        let device = try Device(); defer { device.directory.remove() }
+        let secrets = try TemporaryDirectory(prefix: "todo-token"); defer { secrets.remove() }
+        let token = UUID().uuidString
+        try Data((token + "\n").utf8).write(to: secrets.file("server-token"))
+        try Data("not the token\n".utf8).write(to: secrets.file("wrong-token"))
+        let server = try ServerProcess(arguments: ["--auth-token-file", secrets.path("server-token")])
+        defer { server.stop() }
+        _ = try await device.add(uniqueText("Renew the permit"))
+
+        for arguments in [["sync"], ["--auth-token-file", secrets.path("wrong-token"), "sync"]] {
+            let refused = try await device.run(arguments, server: server.url)
+            #expect(refused.exitCode == 1, "\(refused)")
+            #expect(refused.errorLines == ["todo: The server refused the sign-in (HTTP 401): check --auth-token-file; nothing was lost."])
+            #expect(try await device.pending() == (1, 0))
+        }
+        let missing = try await device.run(["--auth-token-file", secrets.path("absent"), "sync"], server: server.url)
+        #expect(missing.exitCode == 2 && missing.errorLines.count == 1, "\(missing)")
+
+        let synced = try await device.run(["--auth-token-file", secrets.path("server-token"), "sync"], server: server.url)
+        #expect(synced.exitCode == 0, "\(synced)")
+        #expect(try await device.pending() == (0, 0))
+        #expect(!synced.stdout.contains(token) && !synced.stderr.contains(token))
+    }
+
     /// Without `--resolve` and not on a terminal, `conflicts` asks for it and changes nothing.
     @Test func conflictsWithoutATerminalNeedResolve() async throws {
         let a = try Device(), b = try Device()

@@ -9,7 +9,11 @@ struct TableController: Sendable {
     let configuration: ServerConfiguration
 
     func addRoutes(to router: Router<BasicRequestContext>) {
-        let tables = router.group("tables").add(middleware: APIVersionMiddleware())
+        let tables = router.group("tables")
+        if let token = configuration.authenticationToken {
+            tables.add(middleware: AuthenticationMiddleware(token: Array(token.utf8)))
+        }
+        tables.add(middleware: APIVersionMiddleware())
         tables.get(":table") { request, context in try await list(request, context) }
         tables.post(":table") { request, context in try await insert(request, context) }
         tables.get(":table/:id") { request, context in try await read(request, context) }
@@ -107,6 +111,21 @@ struct TableController: Sendable {
         next.append(("$top", String(top)))
         let host = request.head.authority ?? "\(configuration.host):\(configuration.port)"
         return "<http://\(host)\(request.uri.path)?\(ODataQuery.string(next))>; rel=next"
+    }
+}
+
+/// Rejects table requests whose `X-ZUMO-AUTH` is not the configured token, with 401.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let token: [UInt8]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let given = HTTPField.Name(WireHeader.auth).flatMap { request.headers[$0] }.map { Array($0.utf8) } ?? []
+        // Every byte is compared, so the time taken does not say how much of a guess was right.
+        var difference = UInt8(given.count == token.count ? 0 : 1)
+        for (index, byte) in token.enumerated() { difference |= byte ^ (index < given.count ? given[index] : 0) }
+        guard difference == 0 else { throw TableError(.unauthorized, "Unauthorized") }
+        return try await next(request, context)
     }
 }
 
