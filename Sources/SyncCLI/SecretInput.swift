@@ -134,7 +134,7 @@ public enum SecretReader {
         let tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard tty >= 0 else { throw CLIError.usage("Cannot open the terminal to ask for the passphrase.") }
         defer { close(tty) }
-        Terminal.write(prompt, to: tty)
+        // Echo goes off before the prompt shows, so nothing typed after it is echoed or flushed.
         var saved = termios()
         let hasTermios = tcgetattr(tty, &saved) == 0
         if hasTermios {
@@ -143,6 +143,7 @@ public enum SecretReader {
             silent.c_lflag |= tcflag_t(ICANON)
             _ = tcsetattr(tty, TCSAFLUSH, &silent)
         }
+        Terminal.write(prompt, to: tty)
         defer {
             if hasTermios { _ = tcsetattr(tty, TCSAFLUSH, &saved) }
             Terminal.write("\n", to: tty)

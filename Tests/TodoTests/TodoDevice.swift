@@ -26,15 +26,46 @@ struct Device {
         return try await todo.run(global + arguments, environment: env)
     }
 
-    /// The same command on a terminal (a pseudo-terminal made by `script`), with `input` typed in.
+    /// The same command on a terminal (a pseudo-terminal made by `script`), answering each
+    /// prompt as it appears: for each step, wait until the screen shows `prompt`, then type
+    /// `line`. The passphrase is in the environment unless `typed` (then a step must type it).
     /// - Returns: The exit status and everything the terminal showed.
-    func runOnTerminal(_ arguments: [String], server: URL? = nil, input: String = "") throws -> (status: Int32, screen: String) {
+    func runOnTerminal(
+        _ arguments: [String], server: URL? = nil, dialogue: [(prompt: String, line: String)] = [], typed: Bool = false
+    ) throws -> (status: Int32, screen: String) {
         let global = ["--store", store, "--server", server?.absoluteString ?? "http://127.0.0.1:1", "--profile", "insecure-test"]
         let command = ([todo.url.path] + global + arguments).map { "'\($0)'" }.joined(separator: " ")
         var environment = todo.baseEnvironment
-        environment["CIPHERSYNC_PASSPHRASE"] = passphrase
-        let result = try runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], input: input, environment: environment)
-        return (result.status, result.output.replacingOccurrences(of: "\r", with: ""))
+        if !typed { environment["CIPHERSYNC_PASSPHRASE"] = passphrase }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = environment
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        var screen = Data()
+        var seen = 0
+        for (prompt, line) in dialogue {
+            // Read until the prompt shows after what earlier steps saw (or the program ends).
+            while true {
+                let text = String(decoding: screen, as: UTF8.self)
+                if let range = text.range(of: prompt, range: text.index(text.startIndex, offsetBy: min(seen, text.count))..<text.endIndex) {
+                    seen = text.distance(from: text.startIndex, to: range.upperBound)
+                    break
+                }
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                screen.append(chunk)
+            }
+            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        }
+        try input.fileHandleForWriting.close()
+        screen.append(output.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: screen, as: UTF8.self).replacingOccurrences(of: "\r", with: ""))
     }
 
     /// Runs a command that must succeed.

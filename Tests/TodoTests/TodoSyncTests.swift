@@ -113,7 +113,8 @@ import Testing
         #expect(try await b.run(["push"], server: server.url).exitCode == 1)
 
         // An answer it does not know is asked again; "s" takes the server's item.
-        let asked = try b.runOnTerminal(["conflicts"], server: server.url, input: "maybe\ns\n")
+        let question = "use [c]lient, [s]erver or c[a]ncel? "
+        let asked = try b.runOnTerminal(["conflicts"], server: server.url, dialogue: [(question, "maybe"), (question, "s")])
         #expect(asked.status == 0, "\(asked.screen)")
         #expect(asked.screen.contains("local:  \"\(fromB)\""))
         #expect(asked.screen.contains("server: \"\(fromA)\""))
@@ -127,6 +128,29 @@ import Testing
         #expect(synced.screen.contains("pushed 1, failed 0"))
         #expect(synced.screen.contains("pulled 2 item(s)"), "the item A changed and the one just pushed")
         #expect(try await b.pending() == (0, 0))
+    }
+
+    /// The first use on a terminal asks for a new passphrase twice, without echo; two different
+    /// entries create nothing. Later uses ask once.
+    @Test func onATerminalTheFirstUseAsksForANewPassphraseTwiceWithoutEcho() async throws {
+        let device = try Device(); defer { device.directory.remove() }
+        let text = uniqueText("Check the oil")
+
+        let twice = [("New passphrase for ", device.passphrase), ("Repeat: ", device.passphrase)]
+        let mismatch = try device.runOnTerminal(["add", text], dialogue: [twice[0], ("Repeat: ", device.passphrase + "x")], typed: true)
+        #expect(mismatch.status == 2, "\(mismatch.screen)")
+        #expect(!mismatch.screen.contains(device.passphrase), "the passphrase is not echoed")
+        #expect(try device.files().isEmpty, "nothing was created")
+
+        let created = try device.runOnTerminal(["add", text], dialogue: twice, typed: true)
+        #expect(created.status == 0, "\(created.screen)")
+        #expect(created.screen.contains("New passphrase for ") && created.screen.contains("Repeat: "), "asked twice: \(created.screen)")
+        #expect(!created.screen.contains(device.passphrase), "the passphrase is not echoed")
+
+        let listed = try device.runOnTerminal(["list"], dialogue: [("Passphrase for ", device.passphrase)], typed: true)
+        #expect(listed.status == 0, "\(listed.screen)")
+        #expect(listed.screen.contains(text))
+        #expect(try await device.state() == [text: false], "the typed passphrase is the store's")
     }
 
     /// Against a server that requires a sign-in token, `--auth-token-file` sends it; without it
