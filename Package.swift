@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "sync-server", targets: ["sync-server"]),
         .executable(name: "sync-keys", targets: ["sync-keys"]),
         .executable(name: "todo", targets: ["todo"]),
+        .executable(name: "sync-bench", targets: ["sync-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -75,6 +76,10 @@ let package = Package(
         .executableTarget(name: "todo", dependencies: [
             "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .executableTarget(name: "sync-bench", dependencies: [
+            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // MARK: Test support (not a product)
