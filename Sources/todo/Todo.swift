@@ -16,6 +16,8 @@ struct Todo: AsyncParsableCommand {
             The store is encrypted unless --plain. The passphrase comes from --passphrase-file, \
             --passphrase-fd, the environment variable CIPHERSYNC_PASSPHRASE (cleared once read), or a \
             prompt. The first use creates the store and asks for a new passphrase.
+            The device options (--store, --server, --plain, --auth-token-file, --passphrase-file, \
+            --passphrase-fd, --profile) go before or after the command: todo --store a.db list.
             Exit codes: 0 ok, 1 failure, 2 usage, 3 offline (sync) or wrong passphrase, 4 key material missing or damaged.
             """,
         subcommands: [
