@@ -1,4 +1,4 @@
-/// A column name as a key that matches every spelling SQLite takes for the same column.
+/// A column (or table) name as a key that matches every spelling SQLite takes for the same one.
 ///
 /// SQLite compares identifiers without regard to the case of ASCII letters, so `updatedAt`,
 /// `UpdatedAt` and `UPDATEDAT` name one column; it folds no other letters, so `äpfel` and

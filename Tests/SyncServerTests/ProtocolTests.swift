@@ -57,6 +57,21 @@ import Testing
         }
     }
 
+    /// Table names, too, are SQLite identifiers: `/tables/TodoItem` and `/tables/todoitem` are one table.
+    @Test func tableNamesFindTheirTableWhateverTheCase() async throws {
+        try await TestServer.run(.testing()) { server in
+            let created = try await server.send(.post, "/tables/TodoItem", object: ["id": "1", "text": "a"])
+            #expect(created.status == .created)
+            #expect(try await server.send(.get, "/tables/todoitem").array.map { $0["id"] } == ["1"])
+            let patched = try await server.send(.patch, "/tables/TODOITEM/1", object: ["text": "b"])
+            #expect(patched.object["text"] == "b")
+            let second = try await server.send(.post, "/tables/todoItem", object: ["id": "2", "done": true])
+            #expect(second.status == .created)
+            #expect(try await server.send(.get, "/tables/TodoItem?$filter=done%20eq%20true").array.map { $0["id"] } == ["2"])
+            #expect(try await server.send(.get, "/tables/TodoItems").status == .notFound)
+        }
+    }
+
     @Test func case53DuplicateInsertIs409WithTheStoredItem() async throws {
         try await TestServer.run(.testing()) { server in
             let stored = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "stored"]).object

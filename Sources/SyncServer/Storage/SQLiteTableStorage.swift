@@ -8,7 +8,8 @@ public import SyncWire
 /// ``SQLTranslator``.
 public actor SQLiteTableStorage: TableStorage {
     private let connection: SQLiteConnection
-    private var schema: [String: [String: ColumnType]] = [:]
+    /// The columns of each table, by table name matched as SQLite matches it (ASCII case folded).
+    private var schema: [ColumnKey: [String: ColumnType]] = [:]
     /// Schema changes run one at a time (the actor alone would interleave them at each await).
     private var isChangingSchema = false
     private var schemaWaiters: [CheckedContinuation<Void, Never>] = []
@@ -42,11 +43,11 @@ public actor SQLiteTableStorage: TableStorage {
                     columns[column] = ColumnType(declared: info.column("type")?.string ?? "") ?? .text
                 }
             }
-            schema[name] = columns
+            schema[ColumnKey(name)] = columns
         }
     }
 
-    public func columns(of table: String) -> [String: ColumnType]? { schema[table] }
+    public func columns(of table: String) -> [String: ColumnType]? { schema[ColumnKey(table)] }
 
     public func ensureColumns(_ table: String, _ columns: [String: ColumnType]) async throws {
         // A name matches a column whatever the case of its ASCII letters, as in SQLite.
@@ -57,7 +58,7 @@ public actor SQLiteTableStorage: TableStorage {
                 return index.column(named: name) == nil
             }
         }
-        if let existing = schema[table], missing(from: existing).isEmpty { return }
+        if let existing = schema[ColumnKey(table)], missing(from: existing).isEmpty { return }
         if isChangingSchema {
             await withCheckedContinuation { schemaWaiters.append($0) }
         } else {
@@ -67,7 +68,7 @@ public actor SQLiteTableStorage: TableStorage {
             if schemaWaiters.isEmpty { isChangingSchema = false } else { schemaWaiters.removeFirst().resume() }
         }
         let q = SQLTranslator.quote
-        if schema[table] == nil {
+        if schema[ColumnKey(table)] == nil {
             let system: [String: ColumnType] = [
                 SystemProperty.createdAt: .text, SystemProperty.updatedAt: .text, SystemProperty.version: .text,
                 SystemProperty.deleted: .boolean,
@@ -79,29 +80,29 @@ public actor SQLiteTableStorage: TableStorage {
                 """, [])
             _ = try await connection.query(
                 "CREATE INDEX IF NOT EXISTS \(q(table + "_updatedAt")) ON \(q(table)) (\(q(SystemProperty.updatedAt)))", [])
-            schema[table] = system.merging([SystemProperty.id: .text]) { a, _ in a }
+            schema[ColumnKey(table)] = system.merging([SystemProperty.id: .text]) { a, _ in a }
         }
-        for (name, type) in missing(from: schema[table] ?? [:]) {
+        for (name, type) in missing(from: schema[ColumnKey(table)] ?? [:]) {
             _ = try await connection.query("ALTER TABLE \(q(table)) ADD COLUMN \(q(name)) \(type.rawValue)", [])
-            schema[table]?[name] = type
+            schema[ColumnKey(table)]?[name] = type
         }
     }
 
     public func select(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> [JSONObject] {
-        guard let columns = schema[query.table] else { return [] }
+        guard let columns = schema[ColumnKey(query.table)] else { return [] }
         let statement = try SQLTranslator(table: query.table, columns: columns).select(query, extraFilter: extraFilter)
         return try await rows(statement, columns: columns)
     }
 
     public func count(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> Int {
-        guard let columns = schema[query.table] else { return 0 }
+        guard let columns = schema[ColumnKey(query.table)] else { return 0 }
         let statement = try SQLTranslator(table: query.table, columns: columns).count(query, extraFilter: extraFilter)
         let rows = try await connection.query(statement.sql, statement.arguments.map(Self.data))
         return rows.first?.columns.first?.data.integer ?? 0
     }
 
     public func row(table: String, id: String) async throws -> JSONObject? {
-        guard let columns = schema[table] else { return nil }
+        guard let columns = schema[ColumnKey(table)] else { return nil }
         let sql = "SELECT * FROM \(SQLTranslator.quote(table)) WHERE \(SQLTranslator.quote(SystemProperty.id)) = ?"
         return try await rows(SQLStatement(sql, [.text(id)]), columns: columns).first
     }
