@@ -230,8 +230,9 @@ import Testing
 
     @Test func theStoreDoesNotOpenWhileAKeyProcedureHoldsItsLock() async throws {
         let fixture = try Fixture.create(); defer { fixture.remove() }
-        // What a running rotation holds: an exclusive flock on <database>.lock.
-        let fd = open(fixture.database.path + ".lock", O_RDWR)
+        // What a running rotation holds: an exclusive flock on <database>.lock. Close-on-exec, or
+        // a process another test spawns meanwhile would inherit the lock and hold it past close().
+        let fd = open(fixture.database.path + ".lock", O_RDWR | O_CLOEXEC)
         try #require(fd >= 0)
         #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
         await #expect(throws: StoreError.self) { _ = try await fixture.open() }
