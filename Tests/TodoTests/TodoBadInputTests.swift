@@ -79,9 +79,8 @@ import Testing
     /// changes; what it holds does not.
     @Test func anUnreachableServerIsOfflineNotAnError() async throws {
         let (device, id) = try await deviceWithAnItem(); defer { device.directory.remove() }
-        // A port that was just free: nothing listens there.
-        let closed = try await freePort()
-        let server = URL(string: "http://127.0.0.1:\(closed)")
+        let closed = try RefusingPort()
+        let server = URL(string: "http://127.0.0.1:\(closed.port)")
         let items = try await device.items()
         for command in ["sync", "push", "pull"] {
             let result = try await device.run([command], server: server)
@@ -139,11 +138,31 @@ struct BrokenStorage: TableStorage {
     func close() async throws {}
 }
 
-/// A loopback port that was free a moment ago (a server started and stopped on port 0).
-func freePort() async throws -> Int {
-    var logger = Logger(label: "probe")
-    logger.logLevel = .critical
-    let probe = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
-    await probe.stop()
-    return try #require(probe.url.port)
+/// A loopback port that refuses connections for as long as the value lives: bound (so nobody
+/// else can listen there) but not listening.
+final class RefusingPort {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        self.descriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(descriptor) }
 }
