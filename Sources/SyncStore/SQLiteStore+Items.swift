@@ -8,12 +8,12 @@ let maximumColumns = 900
 
 extension StoreSession {
     func columns(of table: String) throws -> [String: ColumnType]? {
-        schema.tables[table]
+        schema.tables[ColumnKey(table)]
     }
 
     func lookup(table: String, id: String) throws -> JSONObject? {
         try Self.checkTableName(table)
-        guard let columns = schema.tables[table] else { return nil }
+        guard let columns = schema.tables[ColumnKey(table)] else { return nil }
         let statement = try statement(StoreSQL.lookup(table))
         try statement.bind([.text(id)])
         defer { statement.reset() }
@@ -33,7 +33,7 @@ extension StoreSession {
 
     func read(_ query: QueryDescription) throws -> QueryResult {
         try Self.checkTableName(query.table)
-        guard let columns = schema.tables[query.table] else {
+        guard let columns = schema.tables[ColumnKey(query.table)] else {
             return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil)
         }
         let plan = try QueryPlan(query, columns: columns)
@@ -64,18 +64,18 @@ extension StoreSession {
 
     /// The columns of `table` by name, matched as SQLite matches them; empty when there is no table.
     private func columnIndex(_ table: String) -> ColumnIndex {
-        ColumnIndex(schema.tables[table].map { Array($0.keys) } ?? [])
+        ColumnIndex(schema.tables[ColumnKey(table)].map { Array($0.keys) } ?? [])
     }
 
     /// Creates `table` or adds the missing `columns` to it. A column whose name differs only by
     /// case from an existing one is that column. The names in `columns` must be distinct by
     /// ``ColumnKey`` and must not name `id`.
     private func ensureColumns(_ table: String, _ columns: [String: ColumnType]) throws {
-        guard let existing = schema.tables[table] else {
+        guard let existing = schema.tables[ColumnKey(table)] else {
             guard columns.count < maximumColumns else { throw StoreError.invalidItem("too many properties") }
             let sorted = columns.sorted { $0.key < $1.key }.map { ($0.key, $0.value.rawValue) }
             try connection.execute(StoreSQL.createTable(table, columns: sorted))
-            schema.tables[table] = columns.merging([SystemProperty.id: .text]) { a, _ in a }
+            schema.tables[ColumnKey(table)] = columns.merging([SystemProperty.id: .text]) { a, _ in a }
             return
         }
         let index = ColumnIndex(existing.keys)
@@ -85,7 +85,7 @@ extension StoreSession {
         }
         for (name, type) in missing {
             try connection.execute(StoreSQL.addColumn(table, column: name, type: type.rawValue))
-            schema.tables[table]?[name] = type
+            schema.tables[ColumnKey(table)]?[name] = type
         }
     }
 
@@ -101,7 +101,7 @@ extension StoreSession {
             ids.append(id)
         }
         let idKey = ColumnKey(SystemProperty.id)
-        if !ignoreMissingColumns || schema.tables[table] == nil {
+        if !ignoreMissingColumns || schema.tables[ColumnKey(table)] == nil {
             // One new column per name: the first item that gives it a value sets its spelling
             // and type; later spellings that differ only by case are the same column.
             let existing = columnIndex(table)
@@ -140,20 +140,20 @@ extension StoreSession {
 
     func delete(table: String, ids: [String]) throws {
         try Self.checkTableName(table)
-        guard schema.tables[table] != nil else { return }
+        guard schema.tables[ColumnKey(table)] != nil else { return }
         for id in ids { try run(StoreSQL.deleteByID(table), [.text(id)]) }
     }
 
     func delete(_ query: QueryDescription) throws {
         try Self.checkTableName(query.table)
-        guard let columns = schema.tables[query.table] else { return }
+        guard let columns = schema.tables[ColumnKey(query.table)] else { return }
         let delete = try QueryPlan.delete(query, columns: columns)
         try run(delete.sql, delete.arguments)
     }
 
     func deleteAll(table: String) throws {
         try Self.checkTableName(table)
-        guard schema.tables[table] != nil else { return }
+        guard schema.tables[ColumnKey(table)] != nil else { return }
         try run(StoreSQL.deleteAll(table))
     }
 }

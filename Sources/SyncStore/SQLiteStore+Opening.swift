@@ -33,7 +33,7 @@ extension SQLiteStore {
         }
         do {
             let connection = try Connection.open(path: path, mode: .readWrite, key: key)
-            let tables: [String: [String: ColumnType]]
+            let tables: [ColumnKey: [String: ColumnType]]
             do {
                 tables = try prepare(connection)
             } catch {

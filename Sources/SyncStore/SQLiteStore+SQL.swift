@@ -21,7 +21,8 @@ enum StoreSQL {
             "version" INTEGER NOT NULL DEFAULT 1,
             "createdAt" TEXT NOT NULL
         );
-        CREATE INDEX IF NOT EXISTS "__operations_item" ON "__operations" ("tableName", "itemId");
+        DROP INDEX IF EXISTS "__operations_item";
+        CREATE INDEX IF NOT EXISTS "__operations_table_item" ON "__operations" ("tableName" COLLATE NOCASE, "itemId");
         CREATE TABLE IF NOT EXISTS "__errors" (
             "id" TEXT PRIMARY KEY NOT NULL,
             "operationId" INTEGER NOT NULL,
@@ -82,14 +83,14 @@ enum StoreSQL {
 
     static let operationColumns = "\"id\", \"kind\", \"state\", \"tableName\", \"itemId\", \"item\", \"version\", \"createdAt\""
     static let allOperations = "SELECT \(operationColumns) FROM \"__operations\" ORDER BY \"id\""
-    static let operationsOfTable = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"tableName\" = ? ORDER BY \"id\""
+    static let operationsOfTable = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"tableName\" = ? COLLATE NOCASE ORDER BY \"id\""
     static let operationByID = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" = ?"
     static let operationByItem = """
-        SELECT \(operationColumns) FROM "__operations" WHERE "tableName" = ? AND "itemId" = ? ORDER BY "id" DESC LIMIT 1
+        SELECT \(operationColumns) FROM "__operations" WHERE "tableName" = ? COLLATE NOCASE AND "itemId" = ? ORDER BY "id" DESC LIMIT 1
         """
     static let operationAfter = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" > ? ORDER BY \"id\" LIMIT 1"
     static let countOperations = "SELECT count(*) FROM \"__operations\""
-    static let countOperationsOfTable = "SELECT count(*) FROM \"__operations\" WHERE \"tableName\" = ?"
+    static let countOperationsOfTable = "SELECT count(*) FROM \"__operations\" WHERE \"tableName\" = ? COLLATE NOCASE"
     static let insertOperation = """
         INSERT INTO "__operations" ("kind", "state", "tableName", "itemId", "item", "version", "createdAt")
         VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -99,7 +100,7 @@ enum StoreSQL {
         "createdAt" = ? WHERE "id" = ?
         """
     static let deleteOperation = "DELETE FROM \"__operations\" WHERE \"id\" = ?"
-    static let deleteOperationsOfTable = "DELETE FROM \"__operations\" WHERE \"tableName\" = ?"
+    static let deleteOperationsOfTable = "DELETE FROM \"__operations\" WHERE \"tableName\" = ? COLLATE NOCASE"
 
     // MARK: errors
 
@@ -111,7 +112,7 @@ enum StoreSQL {
     static let errorsOfOperation = "SELECT \(errorColumns) FROM \"__errors\" WHERE \"operationId\" = ? ORDER BY rowid"
     static let insertError = "INSERT OR REPLACE INTO \"__errors\" (\(errorColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     static let deleteErrorsOfOperation = "DELETE FROM \"__errors\" WHERE \"operationId\" = ?"
-    static let deleteErrorsOfTable = "DELETE FROM \"__errors\" WHERE \"tableName\" = ?"
+    static let deleteErrorsOfTable = "DELETE FROM \"__errors\" WHERE \"tableName\" = ? COLLATE NOCASE"
     static let deleteError = "DELETE FROM \"__errors\" WHERE \"id\" = ?"
 
     // MARK: config

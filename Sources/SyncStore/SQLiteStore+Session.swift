@@ -4,11 +4,12 @@ import SyncWire
 
 /// The tables and columns of one store, cached; reloaded after a rolled-back transaction.
 final class SchemaCache {
-    /// Each user table's columns under their stored spelling. Find a column by a property name
-    /// through ``ColumnIndex``: SQLite ignores ASCII case in column names.
-    var tables: [String: [String: ColumnType]]
+    /// Each user table's columns under their stored spelling, by table name as SQLite matches
+    /// it (`todoitem` finds `TodoItem`). Find a column by a property name through
+    /// ``ColumnIndex``: SQLite ignores ASCII case in column names too.
+    var tables: [ColumnKey: [String: ColumnType]]
 
-    init(tables: [String: [String: ColumnType]]) {
+    init(tables: [ColumnKey: [String: ColumnType]]) {
         self.tables = tables
     }
 
@@ -17,11 +18,11 @@ final class SchemaCache {
     }
 
     /// Reads every user table and its columns from the database.
-    static func load(_ connection: Connection) throws -> [String: [String: ColumnType]] {
-        var tables: [String: [String: ColumnType]] = [:]
+    static func load(_ connection: Connection) throws -> [ColumnKey: [String: ColumnType]] {
+        var tables: [ColumnKey: [String: ColumnType]] = [:]
         for row in try connection.rows(StoreSQL.userTables) {
             guard let name = row.first?.textValue else { continue }
-            tables[name] = try columns(of: name, connection)
+            tables[ColumnKey(name)] = try columns(of: name, connection)
         }
         return tables
     }

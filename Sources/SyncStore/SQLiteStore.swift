@@ -18,7 +18,7 @@ public actor SQLiteStore: LocalStore {
     /// Whether the database is encrypted.
     public nonisolated let isEncrypted: Bool
 
-    init(connection: sending Connection, tables: [String: [String: ColumnType]], url: URL, lock: StoreLock? = nil) {
+    init(connection: sending Connection, tables: [ColumnKey: [String: ColumnType]], url: URL, lock: StoreLock? = nil) {
         self.isEncrypted = connection.isKeyed
         self.connection = connection
         self.lock = lock
@@ -27,7 +27,7 @@ public actor SQLiteStore: LocalStore {
     }
 
     /// Sets up a freshly opened connection: WAL journal, the system tables, the schema cache.
-    static func prepare(_ connection: Connection) throws -> [String: [String: ColumnType]] {
+    static func prepare(_ connection: Connection) throws -> [ColumnKey: [String: ColumnType]] {
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.transaction { try connection.execute(StoreSQL.createSystemTables) }

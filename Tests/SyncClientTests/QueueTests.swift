@@ -38,6 +38,24 @@ import Testing
         }
     }
 
+    /// A table name is an SQLite identifier: spelled another way, it is the same table and the
+    /// same queue (the operation keeps its first spelling).
+    @Test(arguments: StoreKind.allCases)
+    func aTableSpelledAnotherWayIsTheSameTableAndQueue(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            try await f.table("TodoItem").insert(todo("test1", "first"))
+            try await f.table("todoitem").update(todo("test1", "second"))
+            #expect(try await f.context.pendingOperationsCount == 1)
+            #expect(try await f.table("TODOITEM").lookup(id: "test1")?["text"] == "second")
+            await #expect(throws: SyncError.operationNotAllowed) { try await f.table("todoItem").insert(todo("test1", "again")) }
+            f.transport.enqueueEcho()
+            try await f.context.push()
+            #expect(f.transport.requests.map(\.line) == ["POST /app/tables/TodoItem"])
+            #expect(f.transport.requests.first?.jsonObject?["text"] == "second")
+            #expect(try await f.context.pendingOperationsCount == 0)
+        }
+    }
+
     // Case 3
     @Test(arguments: StoreKind.allCases)
     func insertThenDeleteSendsNothing(kind: StoreKind) async throws {

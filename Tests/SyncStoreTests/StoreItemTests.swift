@@ -111,6 +111,26 @@ import Testing
 /// Column names ignore ASCII case in SQLite, and so does the store: a property that differs from
 /// a column only by case is that column, and one item cannot name a column twice.
 @Suite struct ColumnNameCaseTests {
+    /// Table names are SQLite identifiers too: `todoitem` is the table `TodoItem`.
+    @Test(arguments: StoreKind.allCases)
+    func aTableNameDifferingOnlyByCaseIsTheSameTable(_ kind: StoreKind) async throws {
+        let (test, first) = try await TestStore.make(kind); defer { test.directory.remove() }
+        var store = first
+        try await store.upsert(table: "TodoItem", items: [["id": "a", "text": "one", "done": false]])
+        try await store.upsert(table: "todoitem", items: [["id": "b", "Text": "two", "done": true]])
+        #expect(try await store.read(QueryDescription(table: "TODOITEM", orderBy: [OrderBy("id")])).items.compactMap { $0["text"]?.stringValue } == ["one", "two"])
+        #expect(try await store.read { try $0.columns(of: "todoItem") } == ["id": .text, "text": .text, "done": .boolean])
+        await store.close()
+        store = try await test.open()
+        #expect(try await store.lookup(table: "todoitem", id: "a")?["done"] == false)
+        try await store.delete(table: "TODOITEM", ids: ["a"])
+        try await store.write { try $0.defineTable("todoItem", columns: ["note": .text]) }
+        try await store.upsert(table: "TodoItem", items: [["id": "b", "note": "kept"]])
+        #expect(try await store.lookup(table: "todoitem", id: "b") == ["id": "b", "text": "two", "done": true, "note": "kept"])
+        #expect(try await store.read(QueryDescription(table: "TodoItem")).items.count == 1)
+        await store.close()
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aPropertyDifferingOnlyByCaseUsesTheExistingColumn(_ kind: StoreKind) async throws {
         let (test, first) = try await TestStore.make(kind); defer { test.directory.remove() }
