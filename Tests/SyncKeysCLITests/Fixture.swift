@@ -65,11 +65,7 @@ struct Fixture {
 
     /// The name and bytes of every file in the directory, to show that nothing changed.
     func files() throws -> [String: Data] {
-        var result: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
-            result[name] = try Data(contentsOf: directory.file(name))
-        }
-        return result
+        try fileContents(in: directory.url)
     }
 
     /// Whether `key` opens any non-empty file in the directory as a database.

@@ -5,15 +5,6 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// The bytes of every file in a directory, to prove a failed open changed nothing.
-func snapshot(_ directory: TemporaryDirectory) throws -> [String: Data] {
-    var files: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
-        files[name] = try Data(contentsOf: directory.file(name))
-    }
-    return files
-}
-
 func options(create: Bool = false) -> StoreOptions {
     StoreOptions(createIfMissing: create, keyProfile: .insecureTest, allowInsecureKeyProfile: true)
 }
@@ -29,7 +20,7 @@ func options(create: Bool = false) -> StoreOptions {
 
     @Test func wrongPassphraseIsTypedAndTouchesNothing() async throws {
         let test = try await makeClosedStore(); defer { test.directory.remove() }
-        let before = try snapshot(test.directory)
+        let before = try test.directory.contents()
         for _ in 0..<5 {
             await #expect(throws: StoreError.self) {
                 do {
@@ -41,7 +32,7 @@ func options(create: Bool = false) -> StoreOptions {
                 }
             }
         }
-        #expect(try snapshot(test.directory) == before)
+        #expect(try test.directory.contents() == before)
         let store = try await test.open()
         #expect(try await store.lookup(table: "todo", id: "a")?["text"] == "hello")
         await store.close()
@@ -50,7 +41,7 @@ func options(create: Bool = false) -> StoreOptions {
     @Test func missingEnvelopeIsKeyMaterialMissingAndNeverRecreates() async throws {
         let test = try await makeClosedStore(); defer { test.directory.remove() }
         try FileManager.default.removeItem(at: KeyEnvelope.url(forDatabase: test.url))
-        let before = try snapshot(test.directory)
+        let before = try test.directory.contents()
         for create in [false, true] {
             do {
                 _ = try await SQLiteStore.open(at: test.url, encryption: .passphrase(test.passphrase), options: options(create: create))
@@ -60,7 +51,7 @@ func options(create: Bool = false) -> StoreOptions {
                 Issue.record("expected keyMaterialMissing, got \(error)")
             }
         }
-        #expect(try snapshot(test.directory) == before)
+        #expect(try test.directory.contents() == before)
     }
 
     @Test func missingStoreIsNotCreatedUnlessAsked() async throws {
@@ -81,20 +72,20 @@ func options(create: Bool = false) -> StoreOptions {
         let (plain, plainStore) = try await TestStore.make(.plain); defer { plain.directory.remove() }
         try await plainStore.upsert(table: "t", items: [["id": "a"]])
         await plainStore.close()
-        let plainBefore = try snapshot(plain.directory)
+        let plainBefore = try plain.directory.contents()
         do {
             _ = try await SQLiteStore.open(at: plain.url, encryption: .key(.random(count: 32)), options: options())
             Issue.record("a plain store opened with a key")
         } catch StoreError.encryptionMismatch {}
-        #expect(try snapshot(plain.directory) == plainBefore)
+        #expect(try plain.directory.contents() == plainBefore)
 
         let encrypted = try await makeClosedStore(); defer { encrypted.directory.remove() }
-        let encryptedBefore = try snapshot(encrypted.directory)
+        let encryptedBefore = try encrypted.directory.contents()
         do {
             _ = try await SQLiteStore.open(at: encrypted.url, encryption: .none, options: options())
             Issue.record("an encrypted store opened without a key")
         } catch StoreError.encryptionMismatch {}
-        #expect(try snapshot(encrypted.directory) == encryptedBefore)
+        #expect(try encrypted.directory.contents() == encryptedBefore)
     }
 
     @Test func emptyPassphraseIsRefusedBeforeAnyFileIsWritten() async throws {

@@ -44,7 +44,7 @@ public struct TestStore: Sendable {
 
     /// Every file in the test directory (database, side files, envelope).
     public func files() throws -> [URL] {
-        try FileManager.default.contentsOfDirectory(at: directory.url, includingPropertiesForKeys: nil)
+        try directory.fileURLs()
     }
 }
 

@@ -30,3 +30,24 @@ public struct TemporaryDirectory: Sendable {
         try? FileManager.default.removeItem(at: url)
     }
 }
+
+/// The name and bytes of every file in `directory`, to show that something changed nothing.
+public func fileContents(in directory: URL) throws -> [String: Data] {
+    var files: [String: Data] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+        files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
+    }
+    return files
+}
+
+extension TemporaryDirectory {
+    /// The name and bytes of every file in the directory.
+    public func contents() throws -> [String: Data] {
+        try fileContents(in: url)
+    }
+
+    /// Every file in the directory.
+    public func fileURLs() throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+    }
+}

@@ -18,12 +18,16 @@ struct Device {
         passphrase = (0..<24).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16) }.joined()
     }
 
+    /// The device options every run starts with (a server that refuses connections by default).
+    func deviceArguments(server: URL?) -> [String] {
+        ["--store", store, "--server", server?.absoluteString ?? "http://127.0.0.1:1", "--profile", "insecure-test"]
+    }
+
     /// `todo --store <store> --server <server> <arguments…>`, the passphrase in the environment.
     func run(_ arguments: [String], server: URL? = nil, environment: [String: String?] = [:]) async throws -> ToolResult {
         var env: [String: String?] = ["CIPHERSYNC_PASSPHRASE": passphrase]
         for (key, value) in environment { env[key] = value }
-        let global = ["--store", store, "--server", server?.absoluteString ?? "http://127.0.0.1:1", "--profile", "insecure-test"]
-        return try await todo.run(global + arguments, environment: env)
+        return try await todo.run(deviceArguments(server: server) + arguments, environment: env)
     }
 
     /// The same command on a terminal (a pseudo-terminal made by `script`), answering each
@@ -33,8 +37,7 @@ struct Device {
     func runOnTerminal(
         _ arguments: [String], server: URL? = nil, dialogue: [(prompt: String, line: String)] = [], typed: Bool = false
     ) throws -> (status: Int32, screen: String) {
-        let global = ["--store", store, "--server", server?.absoluteString ?? "http://127.0.0.1:1", "--profile", "insecure-test"]
-        let command = ([todo.url.path] + global + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let command = ([todo.url.path] + deviceArguments(server: server) + arguments).map { "'\($0)'" }.joined(separator: " ")
         var environment = todo.baseEnvironment
         if !typed { environment["CIPHERSYNC_PASSPHRASE"] = passphrase }
         let process = Process()
@@ -107,15 +110,11 @@ struct Device {
 
     /// The name and bytes of every file of the device.
     func files() throws -> [String: Data] {
-        var result: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
-            result[name] = try Data(contentsOf: directory.file(name))
-        }
-        return result
+        try directory.contents()
     }
 
     func fileURLs() throws -> [URL] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.url.path).map { directory.file($0) }
+        try directory.fileURLs()
     }
 }
 
