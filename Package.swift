@@ -103,3 +103,14 @@ let package = Package(
         .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
     ]
 )
+
+/// The upcoming language features every target builds with: `any` spelled out, imports that say
+/// what they re-export (`public import` only where a public signature needs it), and members
+/// visible only through the modules a file imports.
+var upcomingFeatures: [SwiftSetting] {
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ]
+}
