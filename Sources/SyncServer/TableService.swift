@@ -1,4 +1,5 @@
 import Foundation
+import SyncSQL
 import SyncWire
 
 /// The tables protocol over a ``TableStorage``: system columns, versions, soft delete,
