@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
+        .library(name: "SyncSQL", targets: ["SyncSQL"]),
         .library(name: "SyncStore", targets: ["SyncStore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
@@ -32,10 +33,13 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // MARK: Libraries
-        .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "COpenSSL"]),
+        .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "COpenSSL", "SyncSQL"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
-        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire", "COpenSSL"]),
+        // The one place SQL text is made: the translator and its dialects, identifier quoting,
+        // the bound-value type and its JSON coding. Pure Swift, no I/O, no engine.
+        .target(name: "SyncSQL", dependencies: ["SyncWire"]),
+        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncSQL", "SyncKeys", "SyncWire", "COpenSSL"]),
         .target(
             name: "SyncClient",
             dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
@@ -43,6 +47,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
+                "SyncSQL",
                 "SyncWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -86,19 +91,22 @@ let package = Package(
         .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
 
         // MARK: Tests
-        .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
+        .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncSQL", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
+        .testTarget(name: "SyncSQLTests", dependencies: ["SyncSQL", "SyncWire"]),
         .testTarget(
             name: "SyncServerTests",
             dependencies: ["SyncServer", "SyncWire", "SyncTestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")]),
-        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "COpenSSL", "SyncTestSupport"]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncWire", "SyncTestSupport"]),
+        .testTarget(name: "SyncStoreTests", dependencies: [
+            "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
+        ]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncWire", "SyncTestSupport"]),
         .testTarget(name: "SyncEndToEndTests", dependencies: [
             "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TodoTests", dependencies: [
-            "SyncServer", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
+            "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
     ]

@@ -91,7 +91,7 @@ struct ServiceConnection: Sendable {
             }
         }
         var headers = headers(features: features, hasBody: data != nil)
-        if let version { headers[WireHeader.ifMatch] = Self.quotedETag(version) }
+        if let version { headers[WireHeader.ifMatch] = ETag.quote(version) }
         return SyncRequest(method: method, url: url, headers: headers, body: data)
     }
 
@@ -150,13 +150,13 @@ struct ServiceConnection: Sendable {
         }
     }
 
-    /// The JSON object of a response body, with the `ETag` header as its version; `nil` when the
-    /// body is empty or not a JSON object.
+    /// The JSON object of a response body, with a strong `ETag` header as its version (a weak
+    /// tag is not a version, see `ETag`); `nil` when the body is empty or not a JSON object.
     static func item(from response: SyncResponse) -> JSONObject? {
         guard !response.body.isEmpty, var object = try? JSONCoding.decode(JSONObject.self, from: response.body) else {
             return nil
         }
-        if let tag = response.header(WireHeader.eTag), let version = unquotedETag(tag) {
+        if let tag = response.header(WireHeader.eTag), let version = ETag.version(from: tag) {
             object[SystemProperty.version] = .string(version)
         }
         return object
@@ -169,21 +169,6 @@ struct ServiceConnection: Sendable {
     }
 
     // MARK: encoding helpers
-
-    /// `"version"`, inner quotes escaped (the `If-Match` value).
-    static func quotedETag(_ version: String) -> String {
-        "\"" + version.replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
-    /// The version inside an `ETag` value: quotes removed, `\"` unescaped; `nil` for weak tags.
-    static func unquotedETag(_ tag: String) -> String? {
-        let trimmed = tag.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.hasPrefix("W/") else { return nil }
-        guard trimmed.count >= 2, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else {
-            return trimmed.isEmpty ? nil : trimmed
-        }
-        return String(trimmed.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
-    }
 
     /// Percent-encodes a path segment (UTF-8), leaving only unreserved characters.
     static func encodePathSegment(_ text: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 internal import CSQLCipher
+public import SyncSQL
 
 /// One connection to an SQLCipher database file, plain or keyed.
 ///
@@ -140,17 +141,17 @@ public final class Connection {
     }
 
     /// Runs one statement with arguments, discarding rows.
-    public func execute(_ sql: String, _ arguments: [SQLiteValue]) throws(SQLiteError) {
+    public func execute(_ sql: String, _ arguments: [SQLValue]) throws(SQLiteError) {
         try prepare(sql).run(arguments)
     }
 
     /// Runs one statement and returns every row.
-    public func rows(_ sql: String, _ arguments: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+    public func rows(_ sql: String, _ arguments: [SQLValue] = []) throws(SQLiteError) -> [[SQLValue]] {
         try prepare(sql).rows(arguments)
     }
 
     /// Runs one statement and returns the first column of the first row, or `nil` when no row.
-    public func scalar(_ sql: String, _ arguments: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteValue? {
+    public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws(SQLiteError) -> SQLValue? {
         let statement = try prepare(sql)
         try statement.bind(arguments)
         defer { statement.reset() }

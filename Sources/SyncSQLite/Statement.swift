@@ -1,4 +1,5 @@
 internal import CSQLCipher
+public import SyncSQL
 
 /// A prepared statement of one ``Connection``.
 ///
@@ -37,7 +38,7 @@ public final class Statement {
     }
 
     /// Binds `values` to the parameters `?1…?n`, replacing earlier bindings.
-    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+    public func bind(_ values: [SQLValue]) throws(SQLiteError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
@@ -81,7 +82,7 @@ public final class Statement {
     }
 
     /// Reads column `index` of the current row.
-    public func value(at index: Int) -> SQLiteValue {
+    public func value(at index: Int) -> SQLValue {
         let i = Int32(index)
         switch sqlite3_column_type(handle, i) {
         case SQLITE_INTEGER:
@@ -102,21 +103,21 @@ public final class Statement {
     }
 
     /// The current row as an array of values.
-    public func row() -> [SQLiteValue] {
+    public func row() -> [SQLValue] {
         (0..<columnCount).map { value(at: $0) }
     }
 
     /// Runs the statement to completion with `arguments`, discarding rows.
-    public func run(_ arguments: [SQLiteValue] = []) throws(SQLiteError) {
+    public func run(_ arguments: [SQLValue] = []) throws(SQLiteError) {
         try bind(arguments)
         while try step() {}
         reset()
     }
 
     /// Runs the statement with `arguments` and returns every row.
-    public func rows(_ arguments: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+    public func rows(_ arguments: [SQLValue] = []) throws(SQLiteError) -> [[SQLValue]] {
         try bind(arguments)
-        var result: [[SQLiteValue]] = []
+        var result: [[SQLValue]] = []
         while try step() { result.append(row()) }
         reset()
         return result

@@ -49,19 +49,3 @@ enum JSONResponse {
         return try make(item, status: status, headers: headers)
     }
 }
-
-/// `ETag` / `If-Match` values: the version in double quotes, inner quotes escaped.
-enum ETag {
-    static func quote(_ version: String) -> String {
-        "\"" + version.replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
-    static func unquote(_ value: String) -> String {
-        var text = value.trimmingCharacters(in: .whitespaces)
-        if text.hasPrefix("W/") { text.removeFirst(2) }
-        if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
-            text = String(text.dropFirst().dropLast())
-        }
-        return text.replacingOccurrences(of: "\\\"", with: "\"")
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import SyncSQL
 import SyncWire
 
 /// The tables protocol over a ``TableStorage``: system columns, versions, soft delete,
@@ -132,7 +133,7 @@ struct TableService: Sendable {
 
     private func checkVersion(_ current: JSONObject, ifMatch: String?, bodyVersion: String?) throws(TableError) {
         let stored = current[SystemProperty.version]?.stringValue
-        if let ifMatch, ifMatch != "*", ETag.unquote(ifMatch) != stored {
+        if let ifMatch, !ETag.ifMatch(ifMatch, matches: stored) {
             throw TableError(.preconditionFailed, "The server's version did not match the passed version", item: current)
         }
         if ifMatch == nil, let bodyVersion, bodyVersion != stored {

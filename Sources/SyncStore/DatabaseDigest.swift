@@ -1,5 +1,6 @@
 import Foundation
 internal import COpenSSL
+import SyncSQL
 import SyncSQLite
 
 /// A checksum of everything a database holds: the schema, every row of every table (user tables,
@@ -40,7 +41,7 @@ struct DatabaseDigest: Equatable, Sendable {
                     !sql.uppercased().hasPrefix("CREATE VIRTUAL")
                 else { continue }
                 let withoutRowID = sql.uppercased().contains("WITHOUT ROWID")
-                let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let quoted = SQLIdentifier.quote(name)
                 let query = withoutRowID
                     ? "SELECT * FROM \(quoted)"
                     : "SELECT rowid, * FROM \(quoted) ORDER BY rowid"
@@ -84,7 +85,7 @@ final class SHA256 {
         EVP_MD_CTX_free(context)
     }
 
-    func update(_ row: [SQLiteValue]) {
+    func update(_ row: [SQLValue]) {
         append(tag: UInt8(ascii: "R"), bytes: withUnsafeBytes(of: UInt64(row.count).littleEndian, Array.init))
         for value in row {
             switch value {

@@ -1,4 +1,5 @@
 import Foundation
+public import SyncSQL
 public import SyncWire
 
 /// Reads of a local store inside one transaction: user tables and the sync system tables.

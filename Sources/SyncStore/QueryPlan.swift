@@ -1,20 +1,21 @@
-import SyncSQLite
+import SyncSQL
 import SyncWire
 
-/// The SQL of one store query, from the shared ``SQLTranslator``.
+/// The SQL of one store query, from the shared ``SQLTranslator`` in SQLite's dialect; its
+/// arguments bind as they are.
 struct QueryPlan {
-    var select: (sql: String, arguments: [SQLiteValue])
-    var count: (sql: String, arguments: [SQLiteValue])?
+    var select: SQLStatement
+    var count: SQLStatement?
 
     init(_ query: QueryDescription, columns: [String: ColumnType]) throws {
-        let translator = SQLTranslator(table: query.table, columns: columns)
-        select = Self.bindable(try Self.translating { () throws(QueryError) in try translator.select(query) })
-        count = query.includeTotalCount ? Self.bindable(try Self.translating { () throws(QueryError) in try translator.count(query) }) : nil
+        let translator = SQLTranslator(table: query.table, columns: columns, dialect: .sqlite)
+        select = try Self.translating { () throws(QueryError) in try translator.select(query) }
+        count = query.includeTotalCount ? try Self.translating { () throws(QueryError) in try translator.count(query) } : nil
     }
 
-    static func delete(_ query: QueryDescription, columns: [String: ColumnType]) throws -> (sql: String, arguments: [SQLiteValue]) {
-        let translator = SQLTranslator(table: query.table, columns: columns)
-        return bindable(try translating { () throws(QueryError) in try translator.delete(query) })
+    static func delete(_ query: QueryDescription, columns: [String: ColumnType]) throws -> SQLStatement {
+        let translator = SQLTranslator(table: query.table, columns: columns, dialect: .sqlite)
+        return try translating { () throws(QueryError) in try translator.delete(query) }
     }
 
     private static func translating(_ body: () throws(QueryError) -> SQLStatement) throws -> SQLStatement {
@@ -23,9 +24,5 @@ struct QueryPlan {
         } catch {
             throw StoreError.invalidQuery(error.message)
         }
-    }
-
-    private static func bindable(_ statement: SQLStatement) -> (sql: String, arguments: [SQLiteValue]) {
-        (statement.sql, statement.arguments.map(ValueCoding.sqliteValue))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SyncSQL
 import SyncSQLite
 import SyncWire
 
@@ -26,7 +27,7 @@ extension StoreSession {
         var item: JSONObject = [:]
         for index in 0..<statement.columnCount {
             let name = statement.columnName(index)
-            item[name] = ValueCoding.jsonValue(statement.value(at: index), type: columns[name])
+            item[name] = JSONValue(sql: statement.value(at: index), type: columns[name])
         }
         return item
     }
@@ -127,7 +128,7 @@ extension StoreSession {
             }
             columns.sort { $0.column < $1.column }
             let names = columns.map(\.column)
-            let values = try columns.map { try ValueCoding.sqliteValue($0.value) }
+            let values = try columns.map { try SQLValue(json: $0.value) }
             if !names.isEmpty {
                 try run(StoreSQL.update(table, columns: names), values + [.text(id)])
                 if connection.changes > 0 { continue }

@@ -1,4 +1,5 @@
 import Foundation
+import SyncSQL
 import SyncSQLite
 import SyncWire
 

@@ -1,14 +1,12 @@
-/// Every SQL string of the store, in one place. Identifiers go through ``quote(_:)``; values
-/// are always bound.
+import SyncSQL
+
+/// Every SQL string of the store, in one place, in SQLite's dialect (SQLCipher 3.4.1 is SQLite
+/// 3.15.2: no UPSERT, no RETURNING). Identifiers go through `SQLIdentifier.quote`; values are
+/// always bound.
 enum StoreSQL {
     static let operationsTable = "__operations"
     static let errorsTable = "__errors"
     static let configTable = "__config"
-
-    /// Quotes an identifier: double quotes, inner quotes doubled.
-    static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 
     static let createSystemTables = """
         CREATE TABLE IF NOT EXISTS "__operations" (
@@ -51,33 +49,33 @@ enum StoreSQL {
         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
         """
 
-    static func tableInfo(_ table: String) -> String { "PRAGMA table_info(\(quote(table)))" }
+    static func tableInfo(_ table: String) -> String { "PRAGMA table_info(\(SQLIdentifier.quote(table)))" }
 
     static func createTable(_ table: String, columns: [(String, ColumnTypeName)]) -> String {
-        let defs = columns.map { "\(quote($0.0)) \($0.1)" }
-        return "CREATE TABLE \(quote(table)) (\"id\" TEXT PRIMARY KEY NOT NULL\(defs.isEmpty ? "" : ", ")\(defs.joined(separator: ", ")))"
+        let defs = columns.map { "\(SQLIdentifier.quote($0.0)) \($0.1)" }
+        return "CREATE TABLE \(SQLIdentifier.quote(table)) (\"id\" TEXT PRIMARY KEY NOT NULL\(defs.isEmpty ? "" : ", ")\(defs.joined(separator: ", ")))"
     }
 
     static func addColumn(_ table: String, column: String, type: ColumnTypeName) -> String {
-        "ALTER TABLE \(quote(table)) ADD COLUMN \(quote(column)) \(type)"
+        "ALTER TABLE \(SQLIdentifier.quote(table)) ADD COLUMN \(SQLIdentifier.quote(column)) \(type)"
     }
 
     // MARK: items
 
-    static func lookup(_ table: String) -> String { "SELECT * FROM \(quote(table)) WHERE \"id\" = ?" }
+    static func lookup(_ table: String) -> String { "SELECT * FROM \(SQLIdentifier.quote(table)) WHERE \"id\" = ?" }
 
     static func update(_ table: String, columns: [String]) -> String {
-        "UPDATE \(quote(table)) SET \(columns.map { "\(quote($0)) = ?" }.joined(separator: ", ")) WHERE \"id\" = ?"
+        "UPDATE \(SQLIdentifier.quote(table)) SET \(columns.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) WHERE \"id\" = ?"
     }
 
     static func insert(_ table: String, columns: [String]) -> String {
-        let names = (["id"] + columns).map(quote).joined(separator: ", ")
+        let names = (["id"] + columns).map(SQLIdentifier.quote).joined(separator: ", ")
         let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
-        return "INSERT INTO \(quote(table)) (\(names)) VALUES (\(marks))"
+        return "INSERT INTO \(SQLIdentifier.quote(table)) (\(names)) VALUES (\(marks))"
     }
 
-    static func deleteByID(_ table: String) -> String { "DELETE FROM \(quote(table)) WHERE \"id\" = ?" }
-    static func deleteAll(_ table: String) -> String { "DELETE FROM \(quote(table))" }
+    static func deleteByID(_ table: String) -> String { "DELETE FROM \(SQLIdentifier.quote(table)) WHERE \"id\" = ?" }
+    static func deleteAll(_ table: String) -> String { "DELETE FROM \(SQLIdentifier.quote(table))" }
 
     // MARK: operations
 

@@ -1,4 +1,5 @@
 import Foundation
+import SyncSQL
 import SyncSQLite
 import SyncWire
 
@@ -59,11 +60,11 @@ final class StoreSession: StoreWriter {
         return prepared
     }
 
-    func rows(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+    func rows(_ sql: String, _ arguments: [SQLValue] = []) throws -> [[SQLValue]] {
         try statement(sql).rows(arguments)
     }
 
-    func run(_ sql: String, _ arguments: [SQLiteValue] = []) throws {
+    func run(_ sql: String, _ arguments: [SQLValue] = []) throws {
         try statement(sql).run(arguments)
     }
 

@@ -1,11 +1,12 @@
 import Foundation
+import SyncSQL
 import SyncSQLite
 import SyncWire
 
 extension StoreSession {
     // MARK: operations
 
-    private func operation(from row: [SQLiteValue]) -> TableOperationRecord {
+    private func operation(from row: [SQLValue]) -> TableOperationRecord {
         TableOperationRecord(
             id: row[0].integerValue ?? 0,
             kind: TableOperationRecord.Kind(rawValue: Int(row[1].integerValue ?? 0)) ?? .update,
@@ -71,7 +72,7 @@ extension StoreSession {
 
     // MARK: errors
 
-    private func operationError(from row: [SQLiteValue]) -> OperationErrorRecord {
+    private func operationError(from row: [SQLValue]) -> OperationErrorRecord {
         OperationErrorRecord(
             id: row[0].textValue ?? "",
             operationId: row[1].integerValue ?? 0,
@@ -101,7 +102,7 @@ extension StoreSession {
             .integer(Int64(error.kind.rawValue)), .text(error.table), .text(error.itemId),
             error.statusCode.map { .integer(Int64($0)) } ?? .null, .text(error.message),
             try ValueCoding.text(error.item), try ValueCoding.text(error.serverItem),
-            error.rawResponse.map(SQLiteValue.text) ?? .null, ValueCoding.dateText(error.createdAt),
+            error.rawResponse.map(SQLValue.text) ?? .null, ValueCoding.dateText(error.createdAt),
         ])
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SyncSQL
 public import SyncSQLite
 import SyncWire
 

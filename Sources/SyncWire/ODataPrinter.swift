@@ -7,7 +7,7 @@ import Foundation
 public enum ODataPrinter {
     /// The OData text of `expression`.
     public static func filter(_ expression: FilterExpression) -> String {
-        print(expression, nested: false)
+        string(expression, nested: false)
     }
 
     /// The `$orderby` text of `terms`.
@@ -15,21 +15,21 @@ public enum ODataPrinter {
         terms.map { "\($0.member) \($0.ascending ? "asc" : "desc")" }.joined(separator: ",")
     }
 
-    private static func print(_ expression: FilterExpression, nested: Bool) -> String {
+    private static func string(_ expression: FilterExpression, nested: Bool) -> String {
         switch expression {
-        case .literal(let literal): return print(literal)
+        case .literal(let literal): return string(literal)
         case .member(let name): return name
-        case .unary(.not, let operand): return "not (\(print(operand, nested: false)))"
-        case .unary(.negate, let operand): return "-(\(print(operand, nested: false)))"
+        case .unary(.not, let operand): return "not (\(string(operand, nested: false)))"
+        case .unary(.negate, let operand): return "-(\(string(operand, nested: false)))"
         case .binary(let op, let lhs, let rhs):
-            let text = "\(print(lhs, nested: true)) \(op.rawValue) \(print(rhs, nested: true))"
+            let text = "\(string(lhs, nested: true)) \(op.rawValue) \(string(rhs, nested: true))"
             return nested ? "(\(text))" : text
         case .function(let function, let arguments):
-            return "\(function.rawValue)(\(arguments.map { print($0, nested: false) }.joined(separator: ",")))"
+            return "\(function.rawValue)(\(arguments.map { string($0, nested: false) }.joined(separator: ",")))"
         }
     }
 
-    private static func print(_ literal: FilterLiteral) -> String {
+    private static func string(_ literal: FilterLiteral) -> String {
         switch literal {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"

@@ -3,8 +3,8 @@ import Foundation
 /// A filter expression: the tree behind an OData `$filter` and behind a local query.
 ///
 /// The same tree is printed as OData for the server (``ODataPrinter``), parsed from a request
-/// on the server (``ODataParser``) and translated to parameterised SQL by both stores
-/// (``SQLTranslator``): one model, three views.
+/// on the server (``ODataParser``) and translated into a database query by both stores: one
+/// model, three views.
 public indirect enum FilterExpression: Sendable, Hashable {
     case literal(FilterLiteral)
     /// A column (member) name.

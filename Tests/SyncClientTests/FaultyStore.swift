@@ -1,5 +1,6 @@
 import Foundation
 import SyncStore
+import SyncSQL
 import SyncWire
 import Synchronization
 

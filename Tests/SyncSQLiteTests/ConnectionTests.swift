@@ -1,4 +1,5 @@
 import Foundation
+import SyncSQL
 import SyncSQLite
 import SyncTestSupport
 import Testing
@@ -19,7 +20,7 @@ func open(_ path: String, key: [UInt8]?, mode: Connection.OpenMode = .readWriteC
         let dir = try TemporaryDirectory(); defer { dir.remove() }
         let db = try open(dir.path("t.db"), key: nil); defer { db.close() }
         try db.execute("CREATE TABLE t (a, b, c, d, e)")
-        let values: [SQLiteValue] = [.integer(-42), .real(2.5), .text("héllo ✓"), .blob([0, 1, 255]), .null]
+        let values: [SQLValue] = [.integer(-42), .real(2.5), .text("héllo ✓"), .blob([0, 1, 255]), .null]
         try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", values)
         #expect(try db.rows("SELECT a, b, c, d, e FROM t") == [values])
         try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.blob([]), .text(""), 0, nil, nil])

@@ -104,6 +104,25 @@ import Testing
         }
     }
 
+    /// If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches, even one that
+    /// carries the current version.
+    @Test func aWeakIfMatchIsAPreconditionFailure() async throws {
+        try await TestServer.run(.testing()) { server in
+            let stored = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"]).object
+            let version = try #require(stored["version"]?.stringValue)
+            var weak = TestServer.version
+            weak[.ifMatch] = "W/\"\(version)\""
+            let patched = try await server.send(.patch, "/tables/todo/1", object: ["text": "b"], headers: weak)
+            #expect(patched.status == .preconditionFailed)
+            #expect(patched.object["text"] == "a" && patched.eTag == "\"\(version)\"")
+            #expect(try await server.send(.delete, "/tables/todo/1", headers: weak).status == .preconditionFailed)
+            #expect(try await server.send(.post, "/tables/todo/1", headers: weak).status == .preconditionFailed)
+            #expect(try await server.send(.get, "/tables/todo/1").object == stored, "nothing changed")
+            let strong = try await server.send(.patch, "/tables/todo/1", object: ["text": "b"], headers: TestServer.ifMatch(version))
+            #expect(strong.status == .ok && strong.object["text"] == "b")
+        }
+    }
+
     @Test func case57SoftDeleteHidesThenUndeleteRestores() async throws {
         try await TestServer.run(.testing()) { server in
             let before = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"]).object

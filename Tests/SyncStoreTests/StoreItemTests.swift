@@ -1,6 +1,7 @@
 import Foundation
 import SyncStore
 import SyncTestSupport
+import SyncSQL
 import SyncWire
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SyncServer
 import SyncTestSupport
+import SyncSQL
 import SyncWire
 import Testing
 

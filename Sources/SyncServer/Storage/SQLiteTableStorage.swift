@@ -1,11 +1,12 @@
 import Foundation
 import Logging
 import SQLiteNIO
+public import SyncSQL
 public import SyncWire
 
 /// Tables in SQLite through vapor/sqlite-nio (SQLite 3.54, symbols prefixed, so it shares a
 /// process with SQLCipher). Every SQL string of this engine lives in this file or comes from
-/// ``SQLTranslator``.
+/// `SQLTranslator` in SQLite's dialect; identifiers go through `SQLIdentifier.quote`.
 public actor SQLiteTableStorage: TableStorage {
     private let connection: SQLiteConnection
     /// The columns of each table, by table name matched as SQLite matches it (ASCII case folded).
@@ -67,7 +68,7 @@ public actor SQLiteTableStorage: TableStorage {
         defer {
             if schemaWaiters.isEmpty { isChangingSchema = false } else { schemaWaiters.removeFirst().resume() }
         }
-        let q = SQLTranslator.quote
+        let q = SQLIdentifier.quote
         if schema[ColumnKey(table)] == nil {
             let system: [String: ColumnType] = [
                 SystemProperty.createdAt: .text, SystemProperty.updatedAt: .text, SystemProperty.version: .text,
@@ -90,30 +91,30 @@ public actor SQLiteTableStorage: TableStorage {
 
     public func select(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> [JSONObject] {
         guard let columns = schema[ColumnKey(query.table)] else { return [] }
-        let statement = try SQLTranslator(table: query.table, columns: columns).select(query, extraFilter: extraFilter)
+        let statement = try SQLTranslator(table: query.table, columns: columns, dialect: .sqlite).select(query, extraFilter: extraFilter)
         return try await rows(statement, columns: columns)
     }
 
     public func count(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> Int {
         guard let columns = schema[ColumnKey(query.table)] else { return 0 }
-        let statement = try SQLTranslator(table: query.table, columns: columns).count(query, extraFilter: extraFilter)
+        let statement = try SQLTranslator(table: query.table, columns: columns, dialect: .sqlite).count(query, extraFilter: extraFilter)
         let rows = try await connection.query(statement.sql, statement.arguments.map(Self.data))
         return rows.first?.columns.first?.data.integer ?? 0
     }
 
     public func row(table: String, id: String) async throws -> JSONObject? {
         guard let columns = schema[ColumnKey(table)] else { return nil }
-        let sql = "SELECT * FROM \(SQLTranslator.quote(table)) WHERE \(SQLTranslator.quote(SystemProperty.id)) = ?"
+        let sql = "SELECT * FROM \(SQLIdentifier.quote(table)) WHERE \(SQLIdentifier.quote(SystemProperty.id)) = ?"
         return try await rows(SQLStatement(sql, [.text(id)]), columns: columns).first
     }
 
     public func insert(table: String, row: JSONObject) async throws -> Bool {
         let names = row.keys.sorted()
         let sql = """
-            INSERT INTO \(SQLTranslator.quote(table)) (\(names.map(SQLTranslator.quote).joined(separator: ", "))) \
+            INSERT INTO \(SQLIdentifier.quote(table)) (\(names.map(SQLIdentifier.quote).joined(separator: ", "))) \
             VALUES (\(names.map { _ in "?" }.joined(separator: ", "))) ON CONFLICT DO NOTHING RETURNING 1
             """
-        let binds = try names.map { Self.data(try SQLArgument(json: row[$0] ?? .null)) }
+        let binds = try names.map { Self.data(try SQLValue(json: row[$0] ?? .null)) }
         return try await !connection.query(sql, binds).isEmpty
     }
 
@@ -121,17 +122,17 @@ public actor SQLiteTableStorage: TableStorage {
         let names = values.keys.sorted()
         guard !names.isEmpty else { return false }
         let sql = """
-            UPDATE \(SQLTranslator.quote(table)) SET \(names.map { "\(SQLTranslator.quote($0)) = ?" }.joined(separator: ", ")) \
-            WHERE \(SQLTranslator.quote(SystemProperty.id)) = ? AND \(SQLTranslator.quote(SystemProperty.version)) = ? RETURNING 1
+            UPDATE \(SQLIdentifier.quote(table)) SET \(names.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) \
+            WHERE \(SQLIdentifier.quote(SystemProperty.id)) = ? AND \(SQLIdentifier.quote(SystemProperty.version)) = ? RETURNING 1
             """
-        let binds = try names.map { Self.data(try SQLArgument(json: values[$0] ?? .null)) } + [.text(id), .text(version)]
+        let binds = try names.map { Self.data(try SQLValue(json: values[$0] ?? .null)) } + [.text(id), .text(version)]
         return try await !connection.query(sql, binds).isEmpty
     }
 
     public func delete(table: String, id: String, version: String) async throws -> Bool {
         let sql = """
-            DELETE FROM \(SQLTranslator.quote(table)) WHERE \(SQLTranslator.quote(SystemProperty.id)) = ? \
-            AND \(SQLTranslator.quote(SystemProperty.version)) = ? RETURNING 1
+            DELETE FROM \(SQLIdentifier.quote(table)) WHERE \(SQLIdentifier.quote(SystemProperty.id)) = ? \
+            AND \(SQLIdentifier.quote(SystemProperty.version)) = ? RETURNING 1
             """
         return try await !connection.query(sql, [.text(id), .text(version)]).isEmpty
     }
@@ -144,28 +145,31 @@ public actor SQLiteTableStorage: TableStorage {
         try await connection.query(statement.sql, statement.arguments.map(Self.data)).map { row in
             var item: JSONObject = [:]
             for column in row.columns {
-                item[column.name] = JSONValue(sql: Self.argument(column.data), type: columns[column.name])
+                item[column.name] = JSONValue(sql: Self.value(column.data), type: columns[column.name])
             }
             return item
         }
     }
 
-    private static func data(_ argument: SQLArgument) -> SQLiteData {
-        switch argument {
+    /// sqlite-nio's value for a bound value: the driver's side of the one value type.
+    private static func data(_ value: SQLValue) -> SQLiteData {
+        switch value {
         case .null: return .null
         case .integer(let i): return .integer(Int(i))
         case .real(let d): return .float(d)
         case .text(let s): return .text(s)
+        case .blob(let bytes): return .blob(ByteBuffer(bytes: bytes))
         }
     }
 
-    private static func argument(_ data: SQLiteData) -> SQLArgument {
+    /// The value of a result column read by sqlite-nio.
+    private static func value(_ data: SQLiteData) -> SQLValue {
         switch data {
         case .null: return .null
         case .integer(let i): return .integer(Int64(i))
         case .float(let d): return .real(d)
         case .text(let s): return .text(s)
-        case .blob(let buffer): return .text(Data(buffer.readableBytesView).base64EncodedString())
+        case .blob(let buffer): return .blob(Array(buffer.readableBytesView))
         }
     }
 }

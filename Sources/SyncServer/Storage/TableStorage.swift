@@ -1,7 +1,9 @@
+public import SyncSQL
 public import SyncWire
 
-/// Where the server keeps its tables. The controller and the query translator never see SQL
-/// dialect details beyond ``SQLTranslator``; another engine (PostgreSQL) implements this protocol.
+/// Where the server keeps its tables. The controller and the table service never see SQL; an
+/// engine implements this protocol and writes its queries with `SQLTranslator` in its own
+/// `SQLDialect` (``SQLiteTableStorage`` in SQLite's; PostgreSQL next).
 ///
 /// Rows are JSON objects that include the system columns. Every conditional write is atomic in
 /// the engine, so concurrent requests cannot both win.

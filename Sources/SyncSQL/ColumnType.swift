@@ -1,3 +1,5 @@
+public import SyncWire
+
 /// How a JSON property is stored in a SQL column, shared by the local store and the server so
 /// that a value reads back as the JSON it was written as.
 public enum ColumnType: String, Sendable, Hashable, CaseIterable, Codable {

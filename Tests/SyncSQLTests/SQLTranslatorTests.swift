@@ -1,3 +1,4 @@
+import SyncSQL
 import SyncWire
 import Testing
 

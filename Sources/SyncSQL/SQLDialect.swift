@@ -1,0 +1,54 @@
+public import SyncWire
+
+/// What one SQL engine spells its own way, in one place: the ``SQLTranslator`` writes the rest
+/// (selection, `WHERE`, comparison and arithmetic operators, `IS NULL`, `ORDER BY`) the same for
+/// every engine, and asks the dialect for each of these.
+///
+/// Support for an engine is one type conforming to this protocol: ``SQLiteDialect`` for SQLite
+/// (the local store's SQLCipher and the server's sqlite-nio); a PostgreSQL dialect fills in the
+/// same requirements (`$1` placeholders, `TRUE`/`FALSE`, `LIMIT ALL`, `position`/`ILIKE`,
+/// `EXTRACT`, `floor`/`ceil`).
+///
+/// The meaning each spelling must have is the protocol's, not the engine's (see each
+/// requirement), so a query returns the same rows on every engine.
+public protocol SQLDialect: Sendable {
+    /// The placeholder of the parameter at `position`: `?` in SQLite, `$1`, `$2`… in PostgreSQL.
+    ///
+    /// - Parameter position: The parameter's position in the statement, from 1.
+    /// - Returns: The placeholder text.
+    func placeholder(at position: Int) -> String
+
+    /// A Boolean constant, compared with a column holding ``ColumnType/boolean``.
+    ///
+    /// - Parameter value: The constant.
+    /// - Returns: Its SQL: a bound value or a literal.
+    func boolean(_ value: Bool) -> SQLFragment
+
+    /// The clause that pages a query (`$top`, `$skip`), appended after `ORDER BY`. Called only
+    /// when at least one is set; both are checked not to be negative.
+    ///
+    /// - Parameters:
+    ///   - limit: The most rows to return, or `nil` for no limit.
+    ///   - offset: The rows to skip, or `nil` for none.
+    /// - Returns: The clause, such as `LIMIT ? OFFSET ?`.
+    func limit(_ limit: Int?, offset: Int?) -> SQLFragment
+
+    /// A call of a filter function, its arguments already translated (their count checked
+    /// against ``FilterFunction/arity``).
+    ///
+    /// The meanings, as in the Mobile Apps OData grammar:
+    /// - `substringof(p, s)`, `contains(s, p)`, `startswith(s, p)`, `endswith(s, p)` compare
+    ///   **without regard to case** (letters of both sides folded alike). A dialect that spells
+    ///   them with `LIKE` must escape `%`, `_` and its escape character in `p`, which is any
+    ///   expression (a bound string or a column).
+    /// - `indexof(s, p)` is 0-based (−1 when absent); `substring(s, start[, length])` takes a
+    ///   0-based start; `length`, `trim`, `tolower`, `toupper`, `concat`, `replace` as usual.
+    /// - `year` … `second` read a timestamp stored as fixed-width ISO 8601 text (UTC).
+    /// - `floor`, `ceiling`, `round` (half away from zero) of a number.
+    ///
+    /// - Parameters:
+    ///   - function: The function.
+    ///   - arguments: The translated arguments, in order; interpolate each as an operand.
+    /// - Returns: The call's SQL; an argument used twice is bound twice.
+    func call(_ function: FilterFunction, _ arguments: [SQLFragment]) -> SQLFragment
+}

@@ -1,0 +1,121 @@
+public import SyncWire
+
+/// The one place that turns a ``QueryDescription`` into parameterised SQL, for the local store
+/// and the server alike, in the ``SQLDialect`` of the engine that runs it.
+///
+/// Identifiers are checked against the table's columns and quoted by
+/// ``SQLIdentifier/quote(_:)``; every value is a bound argument, never text in the SQL. A member
+/// name finds its column the way SQLite does, without regard to ASCII case (``ColumnKey``), and
+/// the SQL names the column as stored, so `$filter=Text eq 'x'` filters the column `text` and
+/// `$select=Text` returns `text`.
+public struct SQLTranslator: Sendable {
+    /// The deepest expression accepted; deeper trees are refused rather than risking the stack.
+    public static let maximumDepth = 100
+
+    /// The table queried.
+    public let table: String
+    /// The table's columns (stored spellings) and their types.
+    public let columns: [String: ColumnType]
+    /// The engine's dialect.
+    public let dialect: any SQLDialect
+    /// The stored spellings of `columns`.
+    private let index: ColumnIndex
+
+    /// A translator for queries of one table.
+    ///
+    /// - Parameters:
+    ///   - table: The table, as stored.
+    ///   - columns: Its columns, as stored, with their types.
+    ///   - dialect: The engine's dialect.
+    public init(table: String, columns: [String: ColumnType], dialect: some SQLDialect = .sqlite) {
+        self.table = table
+        self.columns = columns
+        self.dialect = dialect
+        self.index = ColumnIndex(columns.keys)
+    }
+
+    /// `SELECT` for the query: selection, filter (AND `extraFilter`), order (with `id` as the last
+    /// tie-breaker, so paging is stable), then the dialect's paging clause.
+    ///
+    /// - Parameters:
+    ///   - query: The query; its `table` is not read (the translator's is).
+    ///   - extraFilter: A filter ANDed with the query's, such as "not deleted".
+    /// - Returns: The statement.
+    /// - Throws: ``QueryError`` for an unknown column, a negative `$top`/`$skip` or a filter that
+    ///   is nested too deeply or calls a function with the wrong number of arguments.
+    public func select(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
+        let selection = try query.selection.map { (name) throws(QueryError) in try column(name) }
+        var sql: SQLFragment = "SELECT \(inline: selection.isEmpty ? "*" : .joined(selection, separator: ", ")) FROM \(identifier: table)"
+        try appendWhere(&sql, query.filter, extraFilter)
+        var terms = try query.orderBy.map { (term) throws(QueryError) -> SQLFragment in
+            var sql = try column(term.member)
+            sql.append(raw: term.ascending ? " ASC" : " DESC")
+            return sql
+        }
+        let idKey = ColumnKey(SystemProperty.id)
+        if !query.orderBy.contains(where: { ColumnKey($0.member) == idKey }), let id = index.column(named: SystemProperty.id) {
+            terms.append("\(identifier: id) ASC")
+        }
+        if !terms.isEmpty {
+            sql.append(raw: " ORDER BY ")
+            sql.append(.joined(terms, separator: ", "))
+        }
+        if query.top != nil || query.skip != nil {
+            guard (query.top ?? 0) >= 0, (query.skip ?? 0) >= 0 else { throw QueryError("$top and $skip must not be negative") }
+            sql.append(raw: " ")
+            sql.append(dialect.limit(query.top, offset: query.skip))
+        }
+        return sql.statement(in: dialect)
+    }
+
+    /// `SELECT count(*)` of the rows the query's filter (AND `extraFilter`) matches, ignoring
+    /// order, top and skip.
+    ///
+    /// - Parameters:
+    ///   - query: The query; only its filter is read.
+    ///   - extraFilter: A filter ANDed with the query's.
+    /// - Returns: The statement.
+    /// - Throws: ``QueryError`` when the filter cannot be translated.
+    public func count(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
+        var sql: SQLFragment = "SELECT count(*) FROM \(identifier: table)"
+        try appendWhere(&sql, query.filter, extraFilter)
+        return sql.statement(in: dialect)
+    }
+
+    /// `DELETE` of the rows the query's filter (AND `extraFilter`) matches.
+    ///
+    /// - Parameters:
+    ///   - query: The query; only its filter is read.
+    ///   - extraFilter: A filter ANDed with the query's.
+    /// - Returns: The statement.
+    /// - Throws: ``QueryError`` when the filter cannot be translated.
+    public func delete(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
+        var sql: SQLFragment = "DELETE FROM \(identifier: table)"
+        try appendWhere(&sql, query.filter, extraFilter)
+        return sql.statement(in: dialect)
+    }
+
+    /// The SQL of one filter expression.
+    ///
+    /// - Parameter filter: The expression.
+    /// - Returns: The expression as a statement fragment with its arguments.
+    /// - Throws: ``QueryError`` when the expression cannot be translated.
+    public func expression(_ filter: FilterExpression) throws(QueryError) -> SQLStatement {
+        try translate(filter, depth: 0).statement(in: dialect)
+    }
+
+    private func appendWhere(_ sql: inout SQLFragment, _ filters: FilterExpression?...) throws(QueryError) {
+        let present = filters.compactMap { $0 }
+        guard !present.isEmpty else { return }
+        var parts: [SQLFragment] = []
+        for filter in present { parts.append("\(try translate(filter, depth: 0))") }
+        sql.append(raw: " WHERE ")
+        sql.append(.joined(parts, separator: " AND "))
+    }
+
+    /// The quoted stored spelling of the column `name` refers to.
+    func column(_ name: String) throws(QueryError) -> SQLFragment {
+        guard let stored = index.column(named: name) else { throw QueryError("unknown column '\(name.prefix(64))'") }
+        return "\(identifier: stored)"
+    }
+}

@@ -1,0 +1,36 @@
+import SyncWire
+import Testing
+
+/// Entity tags: one quoting for client and server, strong comparison only (RFC 9110).
+@Suite struct ETagTests {
+    @Test(arguments: ["AAAAAAAAB9E=", "with \"quotes\" inside", "", "ü 1"])
+    func aQuotedVersionReadsBackAsItself(version: String) {
+        let tag = ETag.quote(version)
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\""))
+        #expect(ETag.version(from: tag) == version)
+        #expect(ETag.version(from: "  \(tag) ") == version, "surrounding spaces are not part of the tag")
+    }
+
+    @Test func quotingEscapesInnerQuotes() {
+        #expect(ETag.quote("a\"b") == #""a\"b""#)
+    }
+
+    @Test func aWeakTagIsNoVersion() {
+        #expect(ETag.version(from: #"W/"1""#) == nil)
+        #expect(ETag.version(from: #" W/"1""#) == nil)
+        #expect(ETag.version(from: "") == nil)
+        #expect(ETag.version(from: "   ") == nil)
+        #expect(ETag.version(from: "unquoted") == "unquoted", "an unquoted value is taken as it is")
+    }
+
+    @Test func ifMatchComparesStrongly() {
+        #expect(ETag.ifMatch(#""v1""#, matches: "v1"))
+        #expect(ETag.ifMatch(#""a\"b""#, matches: "a\"b"))
+        #expect(!ETag.ifMatch(#""v1""#, matches: "v2"))
+        #expect(!ETag.ifMatch(#"W/"v1""#, matches: "v1"), "a weak tag never matches, even with the current version")
+        #expect(!ETag.ifMatch(#""v1""#, matches: nil))
+        #expect(ETag.ifMatch("*", matches: "v1"))
+        #expect(ETag.ifMatch(" * ", matches: nil))
+        #expect(!ETag.ifMatch("", matches: "v1"))
+    }
+}
