@@ -43,21 +43,12 @@ enum DeltaToken {
     /// Milliseconds since 1970 of an ISO 8601 timestamp, truncated (never rounded up: rounding
     /// up would skip rows sharing the boundary timestamp).
     static func milliseconds(from text: String) -> Int64? {
-        var whole = text
-        var fraction = ""
-        if let dot = text.firstIndex(of: ".") {
-            let digits = text[text.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
-            fraction = String(digits)
-            whole = String(text[..<dot]) + String(text[text.index(after: dot)...].dropFirst(digits.count))
-        }
-        guard let seconds = WireDate.date(from: whole)?.timeIntervalSince1970 else { return nil }
-        let millis = Int64((fraction + "000").prefix(3)) ?? 0
-        return Int64(seconds.rounded()) * 1000 + millis
+        WireDate.milliseconds(from: text)
     }
 
     /// The wire text of a token (`1999-12-03T15:44:29.000Z`).
     static func text(milliseconds: Int64) -> String {
-        WireDate.string(from: date(milliseconds: milliseconds))
+        WireDate.string(milliseconds: milliseconds)
     }
 
     /// The date of a token, nudged a tenth of a millisecond up so that formatting (which

@@ -67,28 +67,38 @@ extension JSONValue {
     }
 }
 
+/// `Codable`, for a value inside other `Codable` types. JSON text of a `JSONValue`, a
+/// `JSONObject` or an array of them goes through ``JSONCoding``, which reads and writes it with
+/// ``JSONParser`` and ``JSONWriter`` instead.
 extension JSONValue: Codable {
+    /// Decodes whatever value the decoder holds.
+    ///
+    /// A decoder cannot be asked what it holds, only to decode a type, and every refusal is a
+    /// thrown error; so the kinds are tried from the most common in items (strings) on, each at
+    /// most once: a string costs no refused attempt, a Boolean one, a number two, an object three
+    /// and an array four. An integral number that fits `Int64` decodes as ``int(_:)`` (the
+    /// decoder does not say whether the text had a fraction).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
-        } else if let b = try? container.decode(Bool.self) {
-            self = .bool(b)
-        } else if let i = try? container.decode(Int64.self) {
-            self = .int(i)
-        } else if let d = try? container.decode(Double.self) {
-            self = .double(d)
-        } else if let s = try? container.decode(String.self) {
-            self = .string(s)
-        } else if let a = try? container.decode([JSONValue].self) {
-            self = .array(a)
-        } else if let o = try? container.decode(JSONObject.self) {
-            self = .object(o)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let real = try? container.decode(Double.self) {
+            let isIntegral = real.rounded(.towardZero) == real && abs(real) <= 9.3e18
+            self = isIntegral ? ((try? container.decode(Int64.self)).map(JSONValue.int) ?? .double(real)) : .double(real)
+        } else if let object = try? container.decode(JSONObject.self) {
+            self = .object(object)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
         } else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "Not a JSON value")
         }
     }
 
+    /// Encodes the value as the encoder's null, Boolean, number, string, array or dictionary.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -119,26 +129,44 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 }
 
 /// Encoding and decoding of JSON text, with one configuration for the whole SDK.
+///
+/// ``JSONValue``, ``JSONObject``, `[JSONObject]` and `[JSONValue]` are read by the strict
+/// ``JSONParser`` and written by ``JSONWriter``; other `Codable` types use Foundation's
+/// `JSONDecoder` and `JSONEncoder` (sorted keys, `/` unescaped).
 public enum JSONCoding {
     /// Encodes a value as compact JSON with sorted keys (stable bytes for tests and hashes).
+    /// - Throws: ``JSONError`` for a JSON value that cannot be written (a `Double` that is not
+    ///   finite, nesting deeper than ``JSONParser/maximumDepth``); `EncodingError` for other types.
     public static func encode<T: Encodable>(_ value: T) throws -> Data {
+        if T.self == JSONObject.self, let object = value as? JSONObject { return try JSONWriter.data(object) }
+        if T.self == [JSONObject].self, let objects = value as? [JSONObject] { return try JSONWriter.data(objects) }
+        if T.self == JSONValue.self, let json = value as? JSONValue { return try JSONWriter.data(json) }
+        if T.self == [JSONValue].self, let array = value as? [JSONValue] { return try JSONWriter.data(.array(array)) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)
     }
 
     /// Decodes a value from JSON text.
+    /// - Throws: ``JSONError`` when a JSON value, object or array is asked for and the text is not
+    ///   strict RFC 8259 JSON of that shape; `DecodingError` for other types.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try JSONDecoder().decode(type, from: data)
+        if T.self == JSONObject.self, let object = try JSONParser.parseObject(data) as? T { return object }
+        if T.self == [JSONObject].self, let objects = try JSONParser.parseObjects(data) as? T { return objects }
+        if T.self == JSONValue.self, let json = try JSONParser.parse(data) as? T { return json }
+        if T.self == [JSONValue].self, let array = try JSONParser.parseArray(data) as? T { return array }
+        return try JSONDecoder().decode(type, from: data)
     }
 
     /// Encodes an object as a JSON string.
+    /// - Throws: ``JSONError`` when the object cannot be written.
     public static func string(_ object: JSONObject) throws -> String {
-        String(decoding: try encode(object), as: UTF8.self)
+        String(decoding: try JSONWriter.data(object), as: UTF8.self)
     }
 
-    /// Decodes a JSON object from a string; throws when the text is not a JSON object.
+    /// Decodes a JSON object from a string.
+    /// - Throws: ``JSONError`` when the text is not strict JSON or not an object.
     public static func object(from text: String) throws -> JSONObject {
-        try decode(JSONObject.self, from: Data(text.utf8))
+        try JSONParser.parseObject(text)
     }
 }

@@ -53,31 +53,22 @@ public enum ItemID {
 
 /// Timestamps on the wire: ISO 8601, UTC, millisecond precision (`2001-02-03T04:05:06.789Z`).
 /// Fixed-width text, so text order is time order: stores compare these strings directly.
+/// The text is read and written directly (see ``milliseconds(from:)`` for the forms read).
 public enum WireDate {
     /// Formats a date with millisecond precision (truncating, as the protocol does).
     public static func string(from date: Date) -> String {
         // Round to the microsecond first so a value parsed from millisecond text (which a Double
         // holds only approximately) prints back as the same text, then truncate to milliseconds.
         let millis = ((date.timeIntervalSince1970 * 1_000_000).rounded() / 1000).rounded(.down)
-        let seconds = Int64((millis / 1000).rounded(.down))
-        let ms = Int(millis - Double(seconds) * 1000)
-        var t = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), ms)
+        guard millis.isFinite else { return string(milliseconds: millis < 0 ? .min : .max) }
+        return string(milliseconds: Int64(max(min(millis, 9e15), -9e15)))
     }
 
-    /// Parses an ISO 8601 timestamp with or without fractional seconds and with `Z` or an offset.
+    /// Parses a wire timestamp, with or without fractional seconds and with `Z` or an offset;
+    /// the date is truncated to the millisecond (see ``milliseconds(from:)``).
+    /// - Returns: the date, or `nil` when the text is not a timestamp.
     public static func date(from text: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = withFraction.date(from: text) { return d }
-        let plain = ISO8601DateFormatter()
-        plain.formatOptions = [.withInternetDateTime]
-        return plain.date(from: text)
+        milliseconds(from: text).map { Date(timeIntervalSince1970: Double($0) / 1000) }
     }
 
     /// The start of every delta token: 1970-01-01T00:00:00.000Z.

@@ -96,13 +96,18 @@ struct TableController: Sendable {
         return id
     }
 
-    /// The request body as a JSON object, at most `maxBodySize` bytes (413 beyond).
+    /// The request body as a JSON object, at most `maxBodySize` bytes (413 beyond). The body must
+    /// be strict RFC 8259 JSON (``JSONParser``): anything else is a 400 naming the reason and the
+    /// byte offset, never the body's text.
     private func body(_ request: Request) async throws -> JSONObject {
         let buffer = try await request.body.collect(upTo: configuration.maxBodySize)
-        guard let object = try? JSONCoding.decode(JSONObject.self, from: Data(buffer.readableBytesView)) else {
+        do {
+            return try buffer.withUnsafeReadableBytes { try JSONParser.parseObject($0) }
+        } catch let error as JSONError where error.reason == .notAnObject {
             throw TableError.badRequest("The request body must be a JSON object")
+        } catch let error as JSONError {
+            throw TableError.badRequest("The request body is not valid JSON (RFC 8259): \(error)")
         }
-        return object
     }
 
     private func nextLink(_ request: Request, items: [(name: String, value: String)], skip: Int, top: Int) -> String {
