@@ -88,7 +88,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
-        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
+        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncTestSupport"]),
         .testTarget(
             name: "SyncServerTests",
             dependencies: ["SyncServer", "SyncWire", "SyncTestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")]),
