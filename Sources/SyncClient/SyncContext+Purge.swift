@@ -6,7 +6,7 @@ extension SyncContext {
     /// ``SyncTable/purge(_:queryId:force:)``.
     func purge(table: String, query: Query?, queryId: String?, force: Bool) async throws {
         if let queryId { try PullValidation.checkQueryId(queryId) }
-        let filter = query?.filter
+        let filter = query?.options.filter
         try await exclusive { _ in
             try await write { writer in
                 let pending = try writer.operationCount(table: table)
