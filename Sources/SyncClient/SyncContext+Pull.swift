@@ -8,13 +8,12 @@ extension SyncContext {
     func pull(table: String, query: Query, queryId: String?, pageSize: Int) async throws -> Int {
         try PullValidation.check(query, queryId: queryId)
         let pageSize = pageSize > 0 ? pageSize : PullValidation.defaultPageSize
-        return try await exclusive { run in
+        return try await exclusive(cancelled: SyncError(.pullCancelled, reason: "The pull was cancelled.")) { run in
             try await runPull(table: table, query: query, queryId: queryId, pageSize: pageSize, run: run)
         }
     }
 
     private func runPull(table: String, query: Query, queryId: String?, pageSize: Int, run: RunHandle) async throws -> Int {
-        let connection = try requireConnection()
         // Implicit push: local changes of the table go first; any push error abandons the pull.
         if try await read({ try $0.operationCount(table: table) }) > 0 {
             try await runPush(run)
