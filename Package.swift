@@ -70,12 +70,11 @@ let package = Package(
             "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .target(name: "TodoApp", dependencies: [
-            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(name: "TodoApp", dependencies: ["SyncClient", "SyncStore", "SyncKeys", "SyncWire"]),
         .executableTarget(name: "todo", dependencies: [
-            "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire",
+            "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
 
         .executableTarget(name: "sync-bench", dependencies: [
