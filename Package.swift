@@ -75,12 +75,11 @@ let package = Package(
             "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .target(name: "TodoApp", dependencies: [
-            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(name: "TodoApp", dependencies: ["SyncClient", "SyncStore", "SyncKeys", "SyncWire"]),
         .executableTarget(name: "todo", dependencies: [
-            "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire",
+            "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
 
         .executableTarget(name: "sync-bench", dependencies: [
@@ -93,7 +92,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncSQL", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
-        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
+        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncTestSupport"]),
         .testTarget(name: "SyncSQLTests", dependencies: ["SyncSQL", "SyncWire"]),
         .testTarget(
             name: "SyncServerTests",

@@ -1,7 +1,8 @@
 public import Foundation
 public import SyncWire
 
-/// A query on one table: filter, order, paging, selection, total count.
+/// A query on one table: filter, order, paging, selection, total count, and extra query-string
+/// parameters for the server.
 ///
 /// A value type built fluently; the same query reads the local store (through the store's SQL
 /// translation) and the server (printed as OData `$filter` / `$orderby` / `$top` / `$skip`):
@@ -13,75 +14,63 @@ public import SyncWire
 ///     .top(20)
 /// let items = try await todo.read(open).items
 /// ```
+///
+/// The OData part is a ``QueryOptions`` (`query.options.filter`, `query.options.top`; for a pull,
+/// `top` is the total number of items wanted).
 public struct Query: Sendable, Hashable {
-    /// The filter, or `nil` for every row.
-    public var filter: FilterExpression?
-    /// The sort order, term by term.
-    public var orderBy: [OrderBy]
-    /// The maximum number of rows (`$top`); `nil` for no limit. For a pull: the total wanted.
-    public var top: Int?
-    /// The number of rows to skip (`$skip`); `nil` for none.
-    public var skip: Int?
-    /// The columns to return (`$select`); empty for every column.
-    public var selection: [String]
-    /// Whether the result carries the total count of matching rows (ignoring top and skip).
-    public var includeTotalCount: Bool
+    /// What to filter, order, page and select, and whether to count.
+    public var options: QueryOptions
     /// Extra query-string parameters sent to the server (online reads and pulls).
     public var parameters: [String: String]
 
-    /// Creates a query; every part is optional.
-    public init(
-        filter: FilterExpression? = nil, orderBy: [OrderBy] = [], top: Int? = nil, skip: Int? = nil,
-        selection: [String] = [], includeTotalCount: Bool = false, parameters: [String: String] = [:]
-    ) {
-        self.filter = filter
-        self.orderBy = orderBy
-        self.top = top
-        self.skip = skip
-        self.selection = selection
-        self.includeTotalCount = includeTotalCount
+    /// Creates a query; by default every row of the table, with no extra parameters.
+    /// - Parameters:
+    ///   - options: the filter, order, paging, selection and total count.
+    ///   - parameters: extra query-string parameters for the server.
+    public init(_ options: QueryOptions = QueryOptions(), parameters: [String: String] = [:]) {
+        self.options = options
         self.parameters = parameters
     }
 
     /// The query with `predicate` added to its filter (combined with `and`).
     public func `where`(_ predicate: Predicate) -> Query {
         var copy = self
-        copy.filter = filter.map { .binary(.and, $0, predicate.expression) } ?? predicate.expression
+        copy.options.filter = options.filter.map { .binary(.and, $0, predicate.expression) } ?? predicate.expression
         return copy
     }
 
     /// The query with one more sort term.
     public func orderBy(_ field: String, ascending: Bool = true) -> Query {
         var copy = self
-        copy.orderBy.append(OrderBy(field, ascending: ascending))
+        copy.options.orderBy.append(OrderBy(field, ascending: ascending))
         return copy
     }
 
     /// The query limited to `count` rows.
     public func top(_ count: Int) -> Query {
         var copy = self
-        copy.top = count
+        copy.options.top = count
         return copy
     }
 
     /// The query skipping its first `count` rows.
     public func skip(_ count: Int) -> Query {
         var copy = self
-        copy.skip = count
+        copy.options.skip = count
         return copy
     }
 
     /// The query returning only these columns.
     public func select(_ fields: String...) -> Query {
         var copy = self
-        copy.selection = fields
+        copy.options.selection = fields
         return copy
     }
 
     /// The query asking for the total count of matching rows.
     public func includingTotalCount(_ include: Bool = true) -> Query {
         var copy = self
-        copy.includeTotalCount = include
+        copy.options.includeTotalCount = include
         return copy
     }
 
@@ -93,10 +82,10 @@ public struct Query: Sendable, Hashable {
     }
 
     /// The shared query model for `table` (what the store and the OData printer consume).
+    /// - Parameter table: the table the query reads.
+    /// - Returns: the table with this query's options (the parameters are not part of it).
     public func description(table: String) -> QueryDescription {
-        QueryDescription(
-            table: table, filter: filter, orderBy: orderBy, top: top, skip: skip, selection: selection,
-            includeTotalCount: includeTotalCount)
+        QueryDescription(table: table, options: options)
     }
 }
 

@@ -84,7 +84,7 @@ public struct RemoteTable: Sendable {
         let response = try await connection.send(try connection.request(.get, url: url, features: features))
         guard response.isSuccess else { throw ServiceConnection.error(for: response) }
         let page = try PullPage.decode(response.body, statusCode: response.statusCode)
-        return QueryResult(items: page.items, totalCount: query.includeTotalCount ? page.count : nil)
+        return QueryResult(items: page.items, totalCount: query.options.includeTotalCount ? page.count : nil)
     }
 
     private func sendForItem(_ request: SyncRequest) async throws -> JSONObject {

@@ -8,13 +8,12 @@ extension SyncContext {
     func pull(table: String, query: Query, queryId: String?, pageSize: Int) async throws -> Int {
         try PullValidation.check(query, queryId: queryId)
         let pageSize = pageSize > 0 ? pageSize : PullValidation.defaultPageSize
-        return try await exclusive { run in
+        return try await exclusive(cancelled: SyncError(.pullCancelled, reason: "The pull was cancelled.")) { run in
             try await runPull(table: table, query: query, queryId: queryId, pageSize: pageSize, run: run)
         }
     }
 
     private func runPull(table: String, query: Query, queryId: String?, pageSize: Int, run: RunHandle) async throws -> Int {
-        let connection = try requireConnection()
         // Implicit push: local changes of the table go first; any push error abandons the pull.
         if try await read({ try $0.operationCount(table: table) }) > 0 {
             try await runPush(run)
@@ -30,14 +29,14 @@ extension SyncContext {
         var features: Set<Feature> = [.queryObject, .offline]
         if tokenKey != nil { features.insert(.incrementalPull) }
         if !query.parameters.isEmpty { features.insert(.queryParameters) }
-        var skip = query.skip ?? 0
+        var skip = query.options.skip ?? 0
         var received = 0
         // An incremental pull re-reads the rows at its token's timestamp: they count once.
         var applied = Set<String>()
         var nextLink: URL?
         while true {
             if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
-            if tokenKey == nil, let top = query.top, received >= top { break }
+            if tokenKey == nil, let top = query.options.top, received >= top { break }
             let url: URL
             if let link = nextLink {
                 url = link
@@ -45,11 +44,11 @@ extension SyncContext {
                 var description = query.description(table: table)
                 description.includeTotalCount = false
                 if tokenKey != nil {
-                    description.filter = ODataQuery.incrementalFilter(query.filter, since: DeltaToken.date(milliseconds: token))
+                    description.filter = ODataQuery.incrementalFilter(query.options.filter, since: DeltaToken.date(milliseconds: token))
                     description.orderBy = [OrderBy(SystemProperty.updatedAt)]
                     description.top = pageSize
                 } else {
-                    description.top = query.top.map { min($0 - received, pageSize) } ?? pageSize
+                    description.top = query.options.top.map { min($0 - received, pageSize) } ?? pageSize
                 }
                 description.skip = skip
                 let items = QueryItems.make(description, parameters: query.parameters, includeDeleted: true)
@@ -71,7 +70,7 @@ extension SyncContext {
             applied.formUnion(try await write { try PullSteps.apply(page, table: table, token: save, in: $0) })
             received += page.items.count
             emit(.pagePulled(table: table, items: page.items.count, total: applied.count))
-            nextLink = query.top == nil ? Self.nextLink(in: response, base: connection.baseURL, request: url) : nil
+            nextLink = query.options.top == nil ? Self.nextLink(in: response, base: connection.baseURL, request: url) : nil
             if let advanced {
                 // The token moved: re-query from the new bound (a link would page the old one).
                 token = advanced.milliseconds
@@ -123,17 +122,17 @@ enum PullValidation {
     static func check(_ query: Query, queryId: String?) throws {
         func invalid(_ reason: String) -> SyncError { SyncError(.invalidPullQuery, reason: reason) }
         if let queryId { try checkQueryId(queryId) }
-        if !query.selection.isEmpty { throw invalid("A pull cannot select columns.") }
-        if query.includeTotalCount { throw invalid("A pull cannot ask for the total count.") }
+        if !query.options.selection.isEmpty { throw invalid("A pull cannot select columns.") }
+        if query.options.includeTotalCount { throw invalid("A pull cannot ask for the total count.") }
         for name in query.parameters.keys {
             if name.lowercased() == WireHeader.includeDeleted.lowercased() || name.hasPrefix("$") {
                 throw invalid("A pull parameter may not be a system query option or __includeDeleted.")
             }
         }
-        if (query.top ?? 0) < 0 || (query.skip ?? 0) < 0 { throw invalid("Top and skip cannot be negative.") }
+        if (query.options.top ?? 0) < 0 || (query.options.skip ?? 0) < 0 { throw invalid("Top and skip cannot be negative.") }
         if queryId != nil {
-            if !query.orderBy.isEmpty { throw invalid("An incremental pull cannot be ordered.") }
-            if query.top != nil || query.skip != nil { throw invalid("An incremental pull cannot use top or skip.") }
+            if !query.options.orderBy.isEmpty { throw invalid("An incremental pull cannot be ordered.") }
+            if query.options.top != nil || query.options.skip != nil { throw invalid("An incremental pull cannot use top or skip.") }
         }
     }
 }

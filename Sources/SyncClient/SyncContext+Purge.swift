@@ -6,8 +6,8 @@ extension SyncContext {
     /// ``SyncTable/purge(_:queryId:force:)``.
     func purge(table: String, query: Query?, queryId: String?, force: Bool) async throws {
         if let queryId { try PullValidation.checkQueryId(queryId) }
-        let filter = query?.filter
-        try await exclusive { _ in
+        let filter = query?.options.filter
+        try await exclusive(cancelled: SyncError(.purgeCancelled, reason: "The purge was cancelled before it ran.")) { _ in
             try await write { writer in
                 let pending = try writer.operationCount(table: table)
                 if pending > 0 && !force {

@@ -16,14 +16,17 @@ extension SyncContext {
     ///   operations failed (after the conflict handler's ``SyncConflictHandler/pushDidComplete(with:)``
     ///   had its chance to resolve them); ``SyncError/pushAbortedByNetwork``,
     ///   ``SyncError/pushAbortedByAuthentication``, ``SyncError/pushAbortedByLocalStore`` or
-    ///   ``SyncError/pushCancelled`` when it stopped early (with the errors recorded so far).
+    ///   ``SyncError/pushCancelled`` when it stopped early (with the errors recorded so far), or
+    ///   when its task was cancelled while it waited for a running push, pull or purge (then
+    ///   nothing was read or sent).
     public func push() async throws {
-        try await exclusive { run in try await runPush(run) }
+        try await exclusive(cancelled: SyncError(.pushCancelled, reason: "The push was cancelled.")) { run in
+            try await runPush(run)
+        }
     }
 
     /// The push itself, for callers that already run exclusively (pull's implicit push).
     func runPush(_ run: RunHandle) async throws {
-        let connection = try requireConnection()
         let total = try await read { try $0.operationCount(table: nil) }
         emit(.pushStarted(operations: total))
         logger.debug("Push started", metadata: ["operations": "\(total)"])

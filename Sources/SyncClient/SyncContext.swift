@@ -12,23 +12,31 @@ import Synchronization
 /// is in flight; the in-flight rule keeps a newer local edit from being overwritten by the
 /// answer to an older push (protocol.md §1.3).
 ///
-/// A context is attached to a ``MobileServiceClient`` (which gives it the server connection) by
-/// passing it to the client's initializer.
+/// A context is made for one ``MobileServiceClient``, whose backend it pushes to and pulls from:
+///
+/// ```swift
+/// let client = MobileServiceClient(url: serverURL)
+/// let context = SyncContext(client: client, store: store, conflictHandler: ClientWins())
+/// let todo = try context.syncTable("todo")
+/// ```
 public actor SyncContext {
+    /// The client whose backend this context pushes to and pulls from.
+    public nonisolated let client: MobileServiceClient
     /// The local store: user tables, operation queue, operation errors, delta tokens.
     public nonisolated let store: any LocalStore
     /// The hook that sees each pushed operation and the push's errors, if any.
     public nonisolated let conflictHandler: (any SyncConflictHandler)?
     nonisolated let logger: Logger
+    /// Push, pull and purge take turns here, in call order.
+    nonisolated let gate = AsyncSerialGate()
 
-    private nonisolated let binding = Mutex<ServiceConnection?>(nil)
     private nonisolated let current = Mutex<RunHandle?>(nil)
-    private var isRunning = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
     private var observers: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
 
-    /// Creates a sync context over a local store.
+    /// Creates a sync context over a local store, for a client's backend.
     /// - Parameters:
+    ///   - client: the client for the backend (its URL, transport, installation id and
+    ///     authentication); pushes and pulls go there.
     ///   - store: the local store (plain or encrypted ``SQLiteStore``, or any other
     ///     ``LocalStore``).
     ///   - conflictHandler: sees each pushed operation and may resolve conflicts; `nil` sends each
@@ -36,33 +44,37 @@ public actor SyncContext {
     ///   - logger: where the engine logs (at `debug` and `info`, never item values); by default
     ///     nothing is logged.
     public init(
-        store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
+        client: MobileServiceClient, store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
         logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
+        self.client = client
         self.store = store
         self.conflictHandler = conflictHandler
         self.logger = logger
     }
 
-    /// Attaches the context to a client's connection (done by ``MobileServiceClient``).
-    nonisolated func attach(_ connection: ServiceConnection) {
-        binding.withLock { $0 = connection }
-    }
-
-    func requireConnection() throws -> ServiceConnection {
-        guard let connection = binding.withLock({ $0 }) else {
-            throw SyncError(.missingSyncContext, reason: "The sync context is not attached to a client.")
-        }
-        return connection
-    }
+    /// The connection to the client's backend.
+    nonisolated var connection: ServiceConnection { client.connection }
 
     // MARK: tables and queue
 
     /// The offline table `name` of this context.
+    /// - Parameter name: the table name.
+    /// - Returns: the table; nothing is read or written until it is used.
     /// - Throws: ``SyncError/invalidTableName`` for a name that is not a valid table name.
     public nonisolated func syncTable(_ name: String) throws -> SyncTable {
         guard TableName.isValid(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
         return SyncTable(name: name, context: self)
+    }
+
+    /// The offline table `name`, reading and writing `Model` values.
+    /// - Parameters:
+    ///   - name: the table name.
+    ///   - type: the model type (a `Codable` value with a string `id`).
+    /// - Returns: the typed table.
+    /// - Throws: ``SyncError/invalidTableName``.
+    public nonisolated func syncTable<Model: Codable & Sendable>(_ name: String, as type: Model.Type) throws -> TypedSyncTable<Model> {
+        TypedSyncTable(try syncTable(name))
     }
 
     /// The number of operations waiting to be pushed, across all tables.
@@ -115,19 +127,18 @@ public actor SyncContext {
     // MARK: running one job at a time
 
     /// Runs `body` when no other push, pull or purge runs, with a fresh cancellation handle.
-    func exclusive<T: Sendable>(_ body: (RunHandle) async throws -> T) async throws -> T {
-        if isRunning {
-            await withCheckedContinuation { waiting.append($0) }
-        } else {
-            isRunning = true
+    /// A task cancelled before its turn comes throws `cancelled` without running `body`.
+    func exclusive<T: Sendable>(cancelled: SyncError, _ body: (RunHandle) async throws -> T) async throws -> T {
+        do {
+            return try await gate.withTurn {
+                let run = RunHandle()
+                current.withLock { $0 = run }
+                defer { current.withLock { $0 = nil } }
+                return try await body(run)
+            }
+        } catch is CancellationError {
+            throw cancelled
         }
-        let run = RunHandle()
-        current.withLock { $0 = run }
-        defer {
-            current.withLock { $0 = nil }
-            if waiting.isEmpty { isRunning = false } else { waiting.removeFirst().resume() }
-        }
-        return try await body(run)
     }
 
     // MARK: store access

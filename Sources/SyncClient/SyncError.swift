@@ -19,12 +19,12 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     enum Code: String, Sendable, Hashable {
         // local validation
         case invalidURL, invalidTableName, invalidItem, invalidItemID, operationNotAllowed, itemAlreadyExists
-        case invalidQuery, invalidQueryID, invalidPullQuery, invalidPurgeQuery, missingSyncContext
+        case invalidQuery, invalidQueryID, invalidPullQuery, invalidPurgeQuery
         // push
         case pushCompletedWithErrors, pushAbortedByNetwork, pushAbortedByAuthentication
         case pushAbortedByLocalStore, pushCancelled
         // pull and purge
-        case pullCancelled, purgeBlockedByPendingOperations
+        case pullCancelled, purgeBlockedByPendingOperations, purgeCancelled
         // resolution of operation errors
         case operationNotFound, operationChanged
         // requests
@@ -130,8 +130,6 @@ extension SyncError {
     public static let invalidPullQuery = SyncError(.invalidPullQuery)
     /// A force purge was asked with a filter while the table has pending operations.
     public static let invalidPurgeQuery = SyncError(.invalidPurgeQuery)
-    /// The client has no sync context, so offline tables are not available.
-    public static let missingSyncContext = SyncError(.missingSyncContext)
 
     // MARK: push
 
@@ -143,16 +141,21 @@ extension SyncError {
     public static let pushAbortedByAuthentication = SyncError(.pushAbortedByAuthentication)
     /// The push stopped because the local store failed; the operation stays queued.
     public static let pushAbortedByLocalStore = SyncError(.pushAbortedByLocalStore)
-    /// The push was cancelled (task cancellation, ``SyncContext/cancel()`` or
-    /// ``PushOperation/cancelPush()``); the current operation stays queued.
+    /// The push was cancelled (task cancellation, also while it waited for its turn,
+    /// ``SyncContext/cancel()`` or ``PushOperation/cancelPush()``); the current operation stays
+    /// queued.
     public static let pushCancelled = SyncError(.pushCancelled)
 
     // MARK: pull and purge
 
-    /// The pull was cancelled; pages already applied stay applied.
+    /// The pull was cancelled (task cancellation, also while it waited for its turn, or
+    /// ``SyncContext/cancel()``); pages already applied stay applied.
     public static let pullCancelled = SyncError(.pullCancelled)
     /// The table has pending operations, so a purge would lose them; push first or force.
     public static let purgeBlockedByPendingOperations = SyncError(.purgeBlockedByPendingOperations)
+    /// The purge's task was cancelled while it waited for a running push or pull; nothing was
+    /// deleted.
+    public static let purgeCancelled = SyncError(.purgeCancelled)
 
     // MARK: resolution
 

@@ -4,7 +4,7 @@ public import SyncWire
 /// next push. Pulls bring server changes in; purges drop local rows.
 ///
 /// A small value (a name plus its ``SyncContext``); safe to share. Get one from
-/// ``MobileServiceClient/syncTable(_:)`` or ``SyncContext/syncTable(_:)``.
+/// ``SyncContext/syncTable(_:)``.
 public struct SyncTable: Sendable {
     /// The table name.
     public let name: String
@@ -97,7 +97,8 @@ public struct SyncTable: Sendable {
     /// filtered force purge is refused while operations are pending). With a `queryId`, that
     /// query's delta token is reset so the next pull with it starts over.
     /// - Throws: ``SyncError/purgeBlockedByPendingOperations``, ``SyncError/invalidPurgeQuery``,
-    ///   ``SyncError/invalidQueryID``, ``SyncError/invalidQuery``, ``SyncError/localStoreFailed``.
+    ///   ``SyncError/invalidQueryID``, ``SyncError/invalidQuery``, ``SyncError/localStoreFailed``,
+    ///   ``SyncError/purgeCancelled`` (the task was cancelled while a push or pull ran).
     ///   Nothing changes when it throws.
     public func purge(_ query: Query? = nil, queryId: String? = nil, force: Bool = false) async throws {
         try await context.purge(table: name, query: query, queryId: queryId, force: force)

@@ -84,13 +84,12 @@ public struct OrderBy: Sendable, Hashable {
     }
 }
 
-/// A query on one table: what to select, filter, order and page.
+/// The system query options of a table read: what to filter, order, page and select, and
+/// whether to count (`$filter`, `$orderby`, `$top`, `$skip`, `$select`, `$inlinecount`).
 ///
-/// It describes a read of the local store as well as a request to the server; `top` and `skip`
-/// are `nil` when unset.
-public struct QueryDescription: Sendable, Hashable {
-    /// The table name.
-    public var table: String
+/// The part of a query that does not depend on the table: ``QueryDescription`` adds the table,
+/// the client's `Query` adds extra query-string parameters. `top` and `skip` are `nil` when unset.
+public struct QueryOptions: Sendable, Hashable {
     /// The filter, or `nil` for all rows.
     public var filter: FilterExpression?
     /// The sort order, applied term by term.
@@ -104,17 +103,53 @@ public struct QueryDescription: Sendable, Hashable {
     /// Whether the result carries the total count of matching rows (ignoring top and skip).
     public var includeTotalCount: Bool
 
+    /// Creates options; every part is optional (no filter, no order, every row and column).
     public init(
-        table: String, filter: FilterExpression? = nil, orderBy: [OrderBy] = [], top: Int? = nil,
-        skip: Int? = nil, selection: [String] = [], includeTotalCount: Bool = false
+        filter: FilterExpression? = nil, orderBy: [OrderBy] = [], top: Int? = nil, skip: Int? = nil,
+        selection: [String] = [], includeTotalCount: Bool = false
     ) {
-        self.table = table
         self.filter = filter
         self.orderBy = orderBy
         self.top = top
         self.skip = skip
         self.selection = selection
         self.includeTotalCount = includeTotalCount
+    }
+}
+
+/// A query on one table: the table and its ``QueryOptions``.
+///
+/// It describes a read of the local store as well as a request to the server. The options read
+/// and write as members of the description (`query.filter`, `query.top`).
+@dynamicMemberLookup
+public struct QueryDescription: Sendable, Hashable {
+    /// The table name.
+    public var table: String
+    /// What to filter, order, page and select.
+    public var options: QueryOptions
+
+    /// Creates a query of `table` with these options.
+    public init(table: String, options: QueryOptions) {
+        self.table = table
+        self.options = options
+    }
+
+    /// Creates a query of `table`; every option is optional (see ``QueryOptions``).
+    public init(
+        table: String, filter: FilterExpression? = nil, orderBy: [OrderBy] = [], top: Int? = nil,
+        skip: Int? = nil, selection: [String] = [], includeTotalCount: Bool = false
+    ) {
+        self.init(
+            table: table,
+            options: QueryOptions(
+                filter: filter, orderBy: orderBy, top: top, skip: skip, selection: selection,
+                includeTotalCount: includeTotalCount))
+    }
+
+    /// An option of the query, such as `filter` or `top`.
+    public subscript<Value>(dynamicMember option: WritableKeyPath<QueryOptions, Value>) -> Value {
+        get { options[keyPath: option] }
+        set { options[keyPath: option] = newValue }
     }
 }
 

@@ -1,22 +1,27 @@
-import Foundation
-import Logging
+public import Foundation
 import SyncClient
 public import SyncKeys
-import SyncServer
 import SyncStore
 import SyncWire
 
-/// `todo demo`: the whole story with no set-up. Starts the server in this process on a free
-/// port, makes two encrypted device stores in a temporary directory, and walks through offline
-/// edits, sync, a conflict, a soft delete, a passphrase change and a data-key rotation, then
-/// proves the files are encrypted. Every step is checked; the result says whether all held.
+/// `todo demo`: the whole story against a running sync server. Makes two encrypted device stores
+/// in a temporary directory, and walks through offline edits, sync, a conflict, a soft delete, a
+/// passphrase change and a data-key rotation, then proves the files are encrypted. Every step is
+/// checked; the result says whether all held. The caller provides the server (the `todo`
+/// executable starts one in its own process).
 public struct Demo {
     /// Where the demo writes its lines.
     public var output: @Sendable (String) -> Void
     /// The key profile of the device stores (the real default unless a test asks otherwise).
     public var keyProfile: KeyProfile
+    /// Whether the device stores may use a key profile below the floor (tests only).
     public var allowInsecureKeyProfile: Bool
 
+    /// Creates the demo.
+    /// - Parameters:
+    ///   - keyProfile: the key profile of the device stores.
+    ///   - allowInsecureKeyProfile: whether `keyProfile` may be below the floor (tests only).
+    ///   - output: where the demo writes its lines (standard output by default).
     public init(
         keyProfile: KeyProfile = .default, allowInsecureKeyProfile: Bool = false,
         output: @escaping @Sendable (String) -> Void = { print($0) }
@@ -26,23 +31,16 @@ public struct Demo {
         self.allowInsecureKeyProfile = allowInsecureKeyProfile
     }
 
-    /// Runs the story. Returns `true` only if every step held.
-    public func run() async throws -> Bool {
+    /// Runs the story against the sync server at `server` (an empty one, with soft delete on).
+    /// The device stores live in a new temporary directory, removed at the end.
+    /// - Parameter server: the server's URL.
+    /// - Returns: `true` only if every step held.
+    /// - Throws: a store, key or sync error that stopped the story.
+    public func run(server: URL) async throws -> Bool {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("ciphersync-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
-        var logger = Logger(label: "demo-server")
-        logger.logLevel = .critical
-        let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
-        output("Started the sync server in this process at \(server.url.absoluteString) (embedded SQLite, soft delete on).")
-        do {
-            let ok = try await story(server: server.url, directory: directory)
-            await server.stop()
-            return ok
-        } catch {
-            await server.stop()
-            throw error
-        }
+        return try await story(server: server, directory: directory)
     }
 }
 

@@ -39,12 +39,11 @@ public final class TodoDevice: Sendable {
                 try writer.setConfigValue(generated, forKey: installationKey)
                 return generated
             }
-            let context = SyncContext(store: store)
             let tokenProvider: MobileServiceClient.TokenProvider? = authenticationToken.map { token in { @Sendable in token } }
             let client = MobileServiceClient(
-                url: server, transport: transport, syncContext: context, installationID: installation,
-                authenticationToken: tokenProvider)
-            return TodoDevice(store: store, context: context, client: client, table: try client.syncTable(tableName))
+                url: server, transport: transport, installationID: installation, authenticationToken: tokenProvider)
+            let context = SyncContext(client: client, store: store)
+            return TodoDevice(store: store, context: context, client: client, table: try context.syncTable(tableName))
         } catch {
             await store.close()
             throw error

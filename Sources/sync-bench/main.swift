@@ -101,9 +101,8 @@ enum Workload: CaseIterable {
             let started = ContinuousClock.now
             switch self {
             case .offlineWrites:
-                let context = SyncContext(store: store)
-                let client = MobileServiceClient(url: URL(fileURLWithPath: "/"), syncContext: context)
-                let table = try client.syncTable("todoItem")
+                let context = SyncContext(client: MobileServiceClient(url: URL(fileURLWithPath: "/")), store: store)
+                let table = try context.syncTable("todoItem")
                 for i in 0..<bench.offlineItems {
                     _ = try await table.insert(["text": .string("item \(i)"), "complete": .bool(i % 3 == 0)])
                 }

@@ -129,16 +129,6 @@ extension Todo {
             }
         }
     }
-
-    struct Demo: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Run the whole story: a server in this process, two encrypted devices, offline edits, a conflict, a soft delete, key changes.")
-
-        func run() async throws {
-            let ok = try await TodoApp.Demo(output: { Terminal.print($0) }).run()
-            if !ok { throw ExitCode.failure }
-        }
-    }
 }
 
 extension TodoDevice.Resolution: ExpressibleByArgument {}

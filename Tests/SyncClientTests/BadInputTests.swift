@@ -56,14 +56,26 @@ import Testing
     @Test(arguments: ["", "1abc", "__operations", "has space", "semi;colon", "drop\"table", String(repeating: "t", count: 129)])
     func invalidTableNamesAreRefused(name: String) async throws {
         try await withClient(.plain) { f in
-            #expect(throws: SyncError.invalidTableName) { try f.client.syncTable(name) }
+            #expect(throws: SyncError.invalidTableName) { try f.context.syncTable(name) }
+            #expect(throws: SyncError.invalidTableName) { try f.context.syncTable(name, as: RemoteTableTests.TodoItem.self) }
             #expect(throws: SyncError.invalidTableName) { try f.client.table(name) }
         }
     }
 
-    @Test func offlineTablesNeedASyncContext() {
-        let client = MobileServiceClient(url: ClientFixture.serverURL, transport: FakeSyncTransport())
-        #expect(throws: SyncError.missingSyncContext) { try client.syncTable("todo") }
+    @Test func aContextSendsToTheBackendOfTheClientItWasMadeFor() async throws {
+        let (test, store) = try await TestStore.make(.plain)
+        defer { test.directory.remove() }
+        let transport = FakeSyncTransport()
+        let url = try #require(URL(string: "https://other.example.test/backend"))
+        let client = MobileServiceClient(url: url, transport: transport, installationID: "install-2")
+        let context = SyncContext(client: client, store: store)
+        #expect(context.client === client)
+        try await context.syncTable("todo").insert(todo("a", "x"))
+        transport.enqueueEcho()
+        try await context.push()
+        #expect(transport.requests.map(\.url.absoluteString) == ["https://other.example.test/backend/tables/todo"])
+        #expect(transport.requests.first?.headers["X-ZUMO-INSTALLATION-ID"] == "install-2")
+        await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -125,19 +137,15 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func aStoreFailureDuringAPushAbortsIt(kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind)
-        defer { test.directory.remove() }
-        let faulty = FaultyStore(store)
-        let transport = FakeSyncTransport()
-        let context = SyncContext(store: faulty)
-        _ = MobileServiceClient(url: ClientFixture.serverURL, transport: transport, syncContext: context)
-        try await context.syncTable("todo").insert(todo("a", "x"))
-        faulty.set(.write)
-        await #expect(throws: SyncError.pushAbortedByLocalStore) { try await context.push() }
-        await #expect(throws: SyncError.localStoreFailed) { try await context.syncTable("todo").insert(todo("b", "y")) }
-        faulty.set(.write, false)
-        #expect(transport.requests.isEmpty)
-        #expect(try await context.pendingOperations().map(\.itemId) == ["a"])
-        await store.close()
+        try await withClient(kind, spied: true) { f in
+            let faulty = try #require(f.spy)
+            try await f.table().insert(todo("a", "x"))
+            faulty.set(.write)
+            await #expect(throws: SyncError.pushAbortedByLocalStore) { try await f.context.push() }
+            await #expect(throws: SyncError.localStoreFailed) { try await f.table().insert(todo("b", "y")) }
+            faulty.set(.write, false)
+            #expect(f.transport.requests.isEmpty)
+            #expect(try await f.operations().map(\.itemId) == ["a"])
+        }
     }
 }

@@ -4,7 +4,8 @@ import SyncStore
 import SyncTestSupport
 import SyncWire
 
-/// One client over a fresh store of a given kind and a scripted transport.
+/// One client over a fresh store of a given kind and a scripted transport; with `spied`, the
+/// context reaches the store through a ``FaultyStore`` (to count transactions or inject faults).
 struct ClientFixture {
     static let serverURL = URL(string: "https://sync.example.test/app")!
 
@@ -13,18 +14,23 @@ struct ClientFixture {
     let transport: FakeSyncTransport
     let context: SyncContext
     let client: MobileServiceClient
+    /// The spy between the context and the store, when the fixture was made `spied`.
+    let spy: FaultyStore?
 
-    static func make(_ kind: StoreKind, handler: (any SyncConflictHandler)? = nil) async throws -> ClientFixture {
+    static func make(_ kind: StoreKind, handler: (any SyncConflictHandler)? = nil, spied: Bool = false) async throws -> ClientFixture {
         let (test, store) = try await TestStore.make(kind)
-        return ClientFixture(test: test, store: store, transport: FakeSyncTransport(), handler: handler)
+        return ClientFixture(test: test, store: store, transport: FakeSyncTransport(), handler: handler, spied: spied)
     }
 
-    private init(test: TestStore, store: SQLiteStore, transport: FakeSyncTransport, handler: (any SyncConflictHandler)?) {
+    private init(
+        test: TestStore, store: SQLiteStore, transport: FakeSyncTransport, handler: (any SyncConflictHandler)?, spied: Bool
+    ) {
         self.test = test
         self.store = store
         self.transport = transport
-        self.context = SyncContext(store: store, conflictHandler: handler)
-        self.client = MobileServiceClient(url: Self.serverURL, transport: transport, syncContext: context, installationID: "install-1")
+        self.spy = spied ? FaultyStore(store) : nil
+        self.client = MobileServiceClient(url: Self.serverURL, transport: transport, installationID: "install-1")
+        self.context = SyncContext(client: client, store: spy.map { $0 as any LocalStore } ?? store, conflictHandler: handler)
     }
 
     /// Closes the store and opens it again (a restart): a new context and client over the same
@@ -32,11 +38,11 @@ struct ClientFixture {
     func reopen(handler: (any SyncConflictHandler)? = nil) async throws -> ClientFixture {
         await store.close()
         let reopened = try await test.open()
-        return ClientFixture(test: test, store: reopened, transport: transport, handler: handler)
+        return ClientFixture(test: test, store: reopened, transport: transport, handler: handler, spied: spy != nil)
     }
 
     func table(_ name: String = "todo") throws -> SyncTable {
-        try client.syncTable(name)
+        try context.syncTable(name)
     }
 
     /// Every local row of a table, ordered by id.
@@ -68,9 +74,9 @@ struct ClientFixture {
 
 /// Runs `body` with a fresh fixture and removes its files afterwards.
 func withClient<T>(
-    _ kind: StoreKind, handler: (any SyncConflictHandler)? = nil, _ body: (ClientFixture) async throws -> T
+    _ kind: StoreKind, handler: (any SyncConflictHandler)? = nil, spied: Bool = false, _ body: (ClientFixture) async throws -> T
 ) async throws -> T {
-    let fixture = try await ClientFixture.make(kind, handler: handler)
+    let fixture = try await ClientFixture.make(kind, handler: handler, spied: spied)
     do {
         let result = try await body(fixture)
         await fixture.dispose()

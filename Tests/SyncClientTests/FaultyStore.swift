@@ -4,7 +4,8 @@ import SyncSQL
 import SyncWire
 import Synchronization
 
-/// A store spy that forwards to a real store and fails on demand (for store-failure cases).
+/// A store spy that forwards to a real store, counts the transactions it was asked for, and fails
+/// on demand (for store-failure cases).
 final class FaultyStore: LocalStore {
     enum Fault: Hashable, Sendable {
         /// Reading a config value (delta token) throws.
@@ -17,6 +18,7 @@ final class FaultyStore: LocalStore {
 
     let inner: SQLiteStore
     private let faults = Mutex<Set<Fault>>([])
+    private let counts = Mutex((reads: 0, writes: 0))
 
     init(_ inner: SQLiteStore) { self.inner = inner }
 
@@ -28,12 +30,17 @@ final class FaultyStore: LocalStore {
 
     func has(_ fault: Fault) -> Bool { faults.withLock { $0.contains(fault) } }
 
+    /// The read and write transactions asked for so far (failed ones included).
+    var transactions: (reads: Int, writes: Int) { counts.withLock { $0 } }
+
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+        counts.withLock { $0.reads += 1 }
         let failConfig = has(.configRead)
         return try await inner.read { try body(FaultyReader(inner: $0, failConfig: failConfig)) }
     }
 
     func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        counts.withLock { $0.writes += 1 }
         if has(.write) { throw InjectedFailure() }
         let failConfig = has(.configRead)
         return try await inner.write { try body(FaultyWriter(inner: $0, failConfig: failConfig)) }

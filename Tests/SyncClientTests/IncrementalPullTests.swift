@@ -126,17 +126,12 @@ import Testing
     // Case 41
     @Test(arguments: StoreKind.allCases)
     func aTokenReadFailureAbortsBeforeAnyRequest(kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind)
-        defer { test.directory.remove() }
-        let faulty = FaultyStore(store)
-        let transport = FakeSyncTransport()
-        let context = SyncContext(store: faulty)
-        let client = MobileServiceClient(url: ClientFixture.serverURL, transport: transport, syncContext: context)
-        faulty.set(.configRead)
-        let error = await #expect(throws: SyncError.self) { try await client.syncTable("todo").pull(queryId: "q") }
-        #expect(error == .localStoreFailed)
-        #expect(transport.requests.isEmpty)
-        await store.close()
+        try await withClient(kind, spied: true) { f in
+            try #require(f.spy).set(.configRead)
+            let error = await #expect(throws: SyncError.self) { try await f.table().pull(queryId: "q") }
+            #expect(error == .localStoreFailed)
+            #expect(f.transport.requests.isEmpty)
+        }
     }
 
     // Case 45

@@ -79,7 +79,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func typedOfflineTablesRoundTripModels(kind: StoreKind) async throws {
         try await withClient(kind) { f in
-            let table = try f.client.syncTable("todo", as: TodoItem.self)
+            let table = try f.context.syncTable("todo", as: TodoItem.self)
             let stored = try await table.insert(TodoItem(id: nil, text: "buy milk", complete: false))
             let id = try #require(stored.id)
             #expect(stored.text == "buy milk" && !stored.complete)

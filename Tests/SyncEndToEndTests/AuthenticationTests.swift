@@ -27,9 +27,9 @@ import Testing
         let server = try await RunningServer.start(ServerConfiguration(port: 0, authenticationToken: secret, logger: logger))
         let (test, store) = try await TestStore.make(kind)
         let session = Session()
-        let context = SyncContext(store: store)
-        let client = MobileServiceClient(url: server.url, syncContext: context) { session.token }
-        let table = try client.syncTable("todo")
+        let client = MobileServiceClient(url: server.url) { session.token }
+        let context = SyncContext(client: client, store: store)
+        let table = try context.syncTable("todo")
         do {
             _ = try await table.insert(["text": "signed", "done": false])
             // What the queue holds (its state says the push was attempted, which may change).
@@ -64,10 +64,10 @@ import Testing
         defer { test.directory.remove() }
         struct NoSignIn: Error {}
         let transport = FakeSyncTransport()
-        let context = SyncContext(store: store)
         let url = try #require(URL(string: "https://sync.example.test/app"))
-        let client = MobileServiceClient(url: url, transport: transport, syncContext: context) { throw NoSignIn() }
-        _ = try await client.syncTable("todo").insert(["text": "x"])
+        let client = MobileServiceClient(url: url, transport: transport) { throw NoSignIn() }
+        let context = SyncContext(client: client, store: store)
+        _ = try await context.syncTable("todo").insert(["text": "x"])
         await #expect(throws: SyncError.pushAbortedByAuthentication) { try await context.push() }
         #expect(transport.requests.isEmpty)
         #expect(try await context.pendingOperationsCount == 1)

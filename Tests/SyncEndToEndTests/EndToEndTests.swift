@@ -27,9 +27,8 @@ import Testing
             let server = try await RunningServer.start(ServerConfiguration(port: 0, pageSize: 3, logger: logger))
             func device() async throws -> Device {
                 let (test, store) = try await TestStore.make(kind)
-                let context = SyncContext(store: store)
-                let client = MobileServiceClient(url: server.url, syncContext: context)
-                return Device(test: test, store: store, context: context, table: try client.syncTable("todo"))
+                let context = SyncContext(client: MobileServiceClient(url: server.url), store: store)
+                return Device(test: test, store: store, context: context, table: try context.syncTable("todo"))
             }
             return World(server: server, a: try await device(), b: try await device())
         }
@@ -148,14 +147,14 @@ import Testing
 
     @Test func anUnreachableServerAbortsThePushAndKeepsTheQueue() async throws {
         let (test, store) = try await TestStore.make(.encrypted)
-        let context = SyncContext(store: store)
         // A port nothing listens on: the start of a server we stop at once.
         var logger = Logger(label: "e2e")
         logger.logLevel = .critical
         let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
         let url = server.url
         await server.stop()
-        let table = try MobileServiceClient(url: url, syncContext: context).syncTable("todo")
+        let context = SyncContext(client: MobileServiceClient(url: url), store: store)
+        let table = try context.syncTable("todo")
         _ = try await table.insert(["text": "queued"])
         do {
             try await context.push()

@@ -12,8 +12,7 @@ public actor SQLiteTableStorage: TableStorage {
     /// The columns of each table, by table name matched as SQLite matches it (ASCII case folded).
     private var schema: [ColumnKey: [String: ColumnType]] = [:]
     /// Schema changes run one at a time (the actor alone would interleave them at each await).
-    private var isChangingSchema = false
-    private var schemaWaiters: [CheckedContinuation<Void, Never>] = []
+    private let schemaGate = AsyncSerialGate()
 
     /// Opens (or creates) the database and loads its schema.
     public static func open(_ database: ServerConfiguration.Database, logger: Logger) async throws -> SQLiteTableStorage {
@@ -60,14 +59,11 @@ public actor SQLiteTableStorage: TableStorage {
             }
         }
         if let existing = schema[ColumnKey(table)], missing(from: existing).isEmpty { return }
-        if isChangingSchema {
-            await withCheckedContinuation { schemaWaiters.append($0) }
-        } else {
-            isChangingSchema = true
-        }
-        defer {
-            if schemaWaiters.isEmpty { isChangingSchema = false } else { schemaWaiters.removeFirst().resume() }
-        }
+        try await schemaGate.withTurn { try await changeSchema(table, missing: missing) }
+    }
+
+    /// Creates the table if it is new and adds the columns `missing` names; runs alone.
+    private func changeSchema(_ table: String, missing: ([String: ColumnType]) -> [(String, ColumnType)]) async throws {
         let q = SQLIdentifier.quote
         if schema[ColumnKey(table)] == nil {
             let system: [String: ColumnType] = [
@@ -83,7 +79,7 @@ public actor SQLiteTableStorage: TableStorage {
                 "CREATE INDEX IF NOT EXISTS \(q(table + "_updatedAt")) ON \(q(table)) (\(q(SystemProperty.updatedAt)))", [])
             schema[ColumnKey(table)] = system.merging([SystemProperty.id: .text]) { a, _ in a }
         }
-        for (name, type) in missing(from: schema[ColumnKey(table)] ?? [:]) {
+        for (name, type) in missing(schema[ColumnKey(table)] ?? [:]) {
             _ = try await connection.query("ALTER TABLE \(q(table)) ADD COLUMN \(q(name)) \(type.rawValue)", [])
             schema[ColumnKey(table)]?[name] = type
         }
