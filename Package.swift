@@ -32,10 +32,10 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // MARK: Libraries
-        .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "COpenSSL"]),
+        .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "SyncKeys"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
-        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire", "COpenSSL"]),
+        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),
         .target(
             name: "SyncClient",
             dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
