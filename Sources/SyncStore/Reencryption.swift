@@ -145,7 +145,9 @@ enum Reencryption {
     /// Gives SQLite's disk-full and permission failures a message a technician can act on.
     static func mapped(_ error: any Error, database: URL) -> any Error {
         guard let error = error as? SQLiteError else {
-            if case StoreError.database(let inner) = error { return mapped(inner, database: database) }
+            if let error = error as? StoreError, error == .database, let inner = error.underlyingError {
+                return mapped(inner, database: database)
+            }
             return error
         }
         let directory = database.deletingLastPathComponent().path

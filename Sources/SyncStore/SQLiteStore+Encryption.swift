@@ -91,16 +91,3 @@ extension SQLiteStore {
         }
     }
 }
-
-extension StoreError {
-    /// The store error for a key error.
-    init(_ error: KeyError) {
-        switch error {
-        case .wrongPassphrase: self = .wrongPassphrase
-        case .keyMaterialMissing: self = .keyMaterialMissing
-        case .emptyPassphrase, .passphraseTooLong: self = .invalidPassphrase(error.description)
-        case .writeFailed(let why): self = .fileSystem("Cannot write the key file: \(why)")
-        default: self = .keyMaterialCorrupt(error.description)
-        }
-    }
-}
