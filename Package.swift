@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
+        .library(name: "SyncKeyMaintenance", targets: ["SyncKeyMaintenance"]),
         .library(name: "SyncStore", targets: ["SyncStore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
@@ -35,7 +36,10 @@ let package = Package(
         .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "SyncKeys"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
-        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncKeys", "SyncWire"]),
+        // Key maintenance of a store's files (envelope, rotation, migration, lock, verification) and
+        // the store's error type; the store opens its encrypted databases through it.
+        .target(name: "SyncKeyMaintenance", dependencies: ["SyncSQLite", "SyncKeys"]),
+        .target(name: "SyncStore", dependencies: ["SyncKeyMaintenance", "SyncSQLite", "SyncKeys", "SyncWire"]),
         .target(
             name: "SyncClient",
             dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
@@ -52,7 +56,7 @@ let package = Package(
             ]),
 
         .target(name: "SyncCLI", dependencies: [
-            "SyncKeys", "SyncStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "SyncKeys", "SyncKeyMaintenance", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // MARK: Executables (thin: parse, read secrets, call the libraries, print)
@@ -67,11 +71,11 @@ let package = Package(
             ]),
 
         .executableTarget(name: "sync-keys", dependencies: [
-            "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "SyncCLI", "SyncKeyMaintenance", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .target(name: "TodoApp", dependencies: [
-            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer", .product(name: "Logging", package: "swift-log"),
+            "SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncWire", "SyncServer", .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "todo", dependencies: [
             "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire",
@@ -88,6 +92,9 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
+        .testTarget(
+            name: "SyncKeyMaintenanceTests",
+            dependencies: ["SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncStore", "SyncTestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
         .testTarget(
             name: "SyncServerTests",
@@ -100,7 +107,9 @@ let package = Package(
         .testTarget(name: "TodoTests", dependencies: [
             "SyncServer", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
+        .testTarget(name: "SyncKeysCLITests", dependencies: [
+            "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport",
+        ]),
     ]
 )
 

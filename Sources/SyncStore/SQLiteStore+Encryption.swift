@@ -1,4 +1,5 @@
 import Foundation
+import SyncKeyMaintenance
 public import SyncKeys
 import SyncSQLite
 
@@ -68,26 +69,18 @@ extension SQLiteStore {
         if !databaseExists && !options.createIfMissing { throw StoreError.storeNotFound(url.path) }
         if databaseExists && !envelopeExists { throw StoreError.keyMaterialMissing }
         if envelopeExists {
-            let envelope: KeyEnvelope
-            let keys: UnlockedKeys
-            do throws(KeyError) {
-                envelope = try KeyEnvelope.read(from: envelopeURL)
-                keys = try envelope.unlockKeys(secret: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
-            } catch {
-                throw StoreError(error)
-            }
+            let envelope = try StoreKeys.readEnvelope(of: url)
+            let keys = try StoreKeys.unlock(envelope, secret: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
             // Finishes or rolls back an interrupted rotation or migration first (a no-op otherwise).
             return try StoreKeys.dataKeyAfterRecovery(
                 database: url, envelope: envelope, keys: keys, passphrase: passphrase,
                 allowInsecureProfile: options.allowInsecureKeyProfile)
         }
-        do throws(KeyError) {
-            let (envelope, dataKey) = try KeyEnvelope.create(
+        let (envelope, dataKey) = try StoreKeys.transform { () throws(KeyError) in
+            try KeyEnvelope.create(
                 passphrase: passphrase, profile: options.keyProfile, allowInsecureProfile: options.allowInsecureKeyProfile)
-            try envelope.write(to: envelopeURL)
-            return dataKey
-        } catch {
-            throw StoreError(error)
         }
+        try StoreKeys.write(envelope, forDatabase: url)
+        return dataKey
     }
 }

@@ -1,17 +1,15 @@
 import Foundation
+import SyncKeyMaintenance
 import SyncSQLite
 import SyncWire
 
 extension SQLiteStore {
-    /// The first 16 bytes of every plain SQLite database.
-    static let plainHeader = Array("SQLite format 3\0".utf8)
-
     /// Whether the file at `url` starts with the plain SQLite header (an unencrypted database).
+    ///
+    /// - Parameter url: A database file.
+    /// - Returns: `false` for an encrypted database, a file that is not a database, or no file.
     public static func isPlainDatabase(at url: URL) -> Bool {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        return Array(header) == plainHeader
+        StoreFiles.isPlainDatabase(at: url)
     }
 
     /// Opens (or creates) the database file with an optional raw key, mapping failures to
@@ -22,7 +20,7 @@ extension SQLiteStore {
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
             guard create else { throw StoreError.storeNotFound(path) }
-            try createEmptyFile(at: path)
+            try StoreFiles.createEmptyFile(at: path)
         }
         let lock: StoreLock?
         do {
@@ -60,18 +58,12 @@ extension SQLiteStore {
         }
     }
 
-    /// Creates an empty file with mode 0600 (so SQLite's `-wal`/`-shm` inherit 0600 too).
-    static func createEmptyFile(at path: String) throws {
-        let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw StoreError.fileSystem("Cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        _ = Foundation.close(fd)
-    }
-
-    /// The side files SQLite may leave beside a database.
+    /// The side files SQLite may leave beside a database (`-wal`, `-shm`, `-journal`).
+    ///
+    /// - Parameter url: A database file.
+    /// - Returns: Their URLs, whether they exist or not.
     public static func sideFiles(of url: URL) -> [URL] {
-        ["-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) }
+        StoreFiles.sideFiles(of: url)
     }
 
     /// Removes a database file and its side files (used only for files this process just made).

@@ -1,7 +1,7 @@
 import Foundation
+import SyncKeyMaintenance
 import SyncKeys
 import SyncSQLite
-import SyncStore
 import Testing
 
 /// `StoreError` compares by kind, matches in `catch`, keeps what caused it, and says one sentence.

@@ -18,6 +18,12 @@ public import SyncSQLite
 /// ``underlyingError``; the store's kinds only sort those failures by what the user can do (try
 /// another passphrase, restore the key file, choose a valid passphrase). Descriptions never contain
 /// keys, passphrases or item values.
+///
+/// It lives in SyncKeyMaintenance, the lower of the two modules that throw it: the store
+/// (SyncStore) depends on key maintenance to open an encrypted database (unlock the envelope,
+/// finish an interrupted rotation, take the store lock), so key maintenance cannot see anything
+/// declared in the store. SyncStore re-exports this module, so `import SyncStore` is enough to
+/// catch it.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     enum Code: String, Sendable, Hashable {
         // keys

@@ -43,7 +43,7 @@ extension StoreKeys {
         try removeLeftovers(of: database)
         let envelopeURL = KeyEnvelope.url(forDatabase: database)
         let envelopeExists = StoreFiles.exists(envelopeURL)
-        guard SQLiteStore.isPlainDatabase(at: database) else {
+        guard StoreFiles.isPlainDatabase(at: database) else {
             guard envelopeExists else {
                 throw StoreError.encryptionMismatch("The file at \(database.path) is not a plain SQLite database.")
             }
@@ -100,7 +100,7 @@ extension StoreKeys {
             throw error
         }
         // C33: SQLCipher 3.4.1 can silently leave plaintext; check the header that is now in place.
-        guard !SQLiteStore.isPlainDatabase(at: database) else {
+        guard !StoreFiles.isPlainDatabase(at: database) else {
             throw StoreError.verificationFailed("the database is still plaintext after the migration")
         }
         try removeLeftovers(of: database)

@@ -73,7 +73,7 @@ enum Reencryption {
         let digest = try DatabaseDigest.compute(source)
         let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
 
-        try SQLiteStore.createEmptyFile(at: export.path)
+        try StoreFiles.createEmptyFile(at: export.path)
         try source.attach(path: export.path, as: attachmentName, key: newKey)
         // The scratch file is thrown away on any failure and flushed and verified on success, so
         // it needs no journal; a small cache makes SQLite write it out (and report progress) as
@@ -122,7 +122,7 @@ enum Reencryption {
 
     /// Opens the copy with the new key and checks its header, its structure and its content.
     static func verify(_ url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
-        guard !SQLiteStore.isPlainDatabase(at: url) else {
+        guard !StoreFiles.isPlainDatabase(at: url) else {
             throw StoreError.verificationFailed("the new file is not encrypted")
         }
         let copy: Connection
@@ -150,7 +150,7 @@ enum Reencryption {
         if let size = StoreFiles.size(of: wal), size > 0 {
             throw StoreError.storeInUse("The store's write-ahead log still holds changes; close every program using the store.")
         }
-        for file in SQLiteStore.sideFiles(of: database) { try StoreFiles.remove(file) }
+        for file in StoreFiles.sideFiles(of: database) { try StoreFiles.remove(file) }
     }
 
     /// Removes the scratch files of an earlier, interrupted run.
