@@ -39,24 +39,41 @@ extension SQLiteStore {
     /// the error is ``StoreError/corruptOrKeyMismatch``. No failure creates, truncates or rewrites
     /// a file.
     ///
+    /// The work runs on the new store's own queue, not on the caller's thread: unlocking the
+    /// envelope derives a key (about half a second with the default profile), finishing an
+    /// interrupted rotation copies the database, and SQLite's open reads the disk. The calling
+    /// task is suspended meanwhile, and Swift's cooperative threads stay free.
+    ///
     /// - Parameters:
     ///   - url: The database file; its directory must exist.
     ///   - encryption: No encryption, a passphrase, or a raw data key.
     ///   - options: Whether to create a missing store, and the key profile for a new one.
+    /// - Returns: The open store.
     /// - Throws: ``StoreError``.
     public static func open(
         at url: URL, encryption: StoreEncryption, options: StoreOptions = StoreOptions()
     ) async throws -> SQLiteStore {
+        let isEncrypted: Bool
+        if case .none = encryption { isEncrypted = false } else { isEncrypted = true }
+        let store = SQLiteStore(url: url, isEncrypted: isEncrypted)
+        try await store.connect(encryption: encryption, options: options)
+        return store
+    }
+
+    /// Unlocks (or creates) the key and opens the database, on the store's queue.
+    private func connect(encryption: StoreEncryption, options: StoreOptions) throws {
+        let database: OpenedDatabase
         switch encryption {
         case .none:
-            return try openDatabase(at: url, key: nil, create: options.createIfMissing)
+            database = try Self.openDatabase(at: url, key: nil, create: options.createIfMissing)
         case .key(let key):
             guard key.count == 32 else { throw StoreError.keyMaterialCorrupt("a data key must be 32 bytes") }
-            return try key.withUnsafeBytes { try openDatabase(at: url, key: $0, create: options.createIfMissing) }
+            database = try key.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: options.createIfMissing) }
         case .passphrase(let passphrase):
-            let dataKey = try unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
-            return try dataKey.withUnsafeBytes { try openDatabase(at: url, key: $0, create: options.createIfMissing) }
+            let dataKey = try Self.unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
+            database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: options.createIfMissing) }
         }
+        adopt(database)
     }
 
     /// The data key of the store at `url`: unlocked from its envelope, or, when creating a new

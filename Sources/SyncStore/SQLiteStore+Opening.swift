@@ -12,10 +12,17 @@ extension SQLiteStore {
         StoreFiles.isPlainDatabase(at: url)
     }
 
+    /// A database opened for a store: its connection, prepared; the shared store lock; its tables.
+    struct OpenedDatabase {
+        var connection: Connection
+        var lock: StoreLock?
+        var tables: [ColumnKey: [String: ColumnType]]
+    }
+
     /// Opens (or creates) the database file with an optional raw key, mapping failures to
     /// ``StoreError``. A new file is created with mode 0600 before SQLite touches it; an existing
     /// file is never created, truncated or rewritten by a failed open.
-    static func openDatabase(at url: URL, key: UnsafeRawBufferPointer?, create: Bool) throws -> SQLiteStore {
+    static func openDatabase(at url: URL, key: UnsafeRawBufferPointer?, create: Bool) throws -> OpenedDatabase {
         let path = url.path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
@@ -38,7 +45,7 @@ extension SQLiteStore {
                 connection.close()
                 throw error
             }
-            return SQLiteStore(connection: connection, tables: tables, url: url, lock: lock)
+            return OpenedDatabase(connection: connection, lock: lock, tables: tables)
         } catch let error as SQLiteError {
             if !exists { removeDatabaseFiles(at: url) }
             throw mapOpenError(error, url: url, keyed: key != nil)
