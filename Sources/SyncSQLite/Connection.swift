@@ -5,7 +5,8 @@ import SyncKeys
 /// One connection to an SQLCipher database file, plain or keyed.
 ///
 /// Not Sendable: a connection has one owner (the store actor) that uses it from one task at a
-/// time. Closing is explicit (``close()``); `deinit` only closes what was left open.
+/// time. Closing is explicit (``close()``): a connection that is deinitialized while still open
+/// fails an assertion in debug builds (release builds close it quietly).
 public final class Connection {
     /// How to open the file.
     public enum OpenMode: Sendable {
@@ -37,6 +38,9 @@ public final class Connection {
     }
 
     deinit {
+        // Closing is explicit (`close()`), by the connection's one owner. A handle still open here
+        // was forgotten: a failed assertion in debug builds, closed all the same in release builds.
+        assert(handle == nil, "a connection to \(path) was not closed")
         if let handle { sqlite3_close_v2(handle) }
     }
 
