@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
         .library(name: "SyncSQL", targets: ["SyncSQL"]),
+        .library(name: "SyncKeyMaintenance", targets: ["SyncKeyMaintenance"]),
         .library(name: "SyncStore", targets: ["SyncStore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
@@ -33,13 +34,16 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // MARK: Libraries
-        .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "COpenSSL", "SyncSQL"]),
+        .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "SyncKeys", "SyncSQL"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
         .target(name: "SyncWire"),
         // The one place SQL text is made: the translator and its dialects, identifier quoting,
         // the bound-value type and its JSON coding. Pure Swift, no I/O, no engine.
         .target(name: "SyncSQL", dependencies: ["SyncWire"]),
-        .target(name: "SyncStore", dependencies: ["SyncSQLite", "SyncSQL", "SyncKeys", "SyncWire", "COpenSSL"]),
+        // Key maintenance of a store's files (envelope, rotation, migration, lock, verification) and
+        // the store's error type; the store opens its encrypted databases through it.
+        .target(name: "SyncKeyMaintenance", dependencies: ["SyncSQLite", "SyncSQL", "SyncKeys"]),
+        .target(name: "SyncStore", dependencies: ["SyncKeyMaintenance", "SyncSQLite", "SyncSQL", "SyncKeys", "SyncWire"]),
         .target(
             name: "SyncClient",
             dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
@@ -57,7 +61,7 @@ let package = Package(
             ]),
 
         .target(name: "SyncCLI", dependencies: [
-            "SyncKeys", "SyncStore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "SyncKeys", "SyncKeyMaintenance", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // MARK: Executables (thin: parse, read secrets, call the libraries, print)
@@ -72,10 +76,10 @@ let package = Package(
             ]),
 
         .executableTarget(name: "sync-keys", dependencies: [
-            "SyncCLI", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "SyncCLI", "SyncKeyMaintenance", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .target(name: "TodoApp", dependencies: ["SyncClient", "SyncStore", "SyncKeys", "SyncWire"]),
+        .target(name: "TodoApp", dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncWire"]),
         .executableTarget(name: "todo", dependencies: [
             "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -92,6 +96,9 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncSQL", "SyncTestSupport"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
+        .testTarget(
+            name: "SyncKeyMaintenanceTests",
+            dependencies: ["SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncStore", "SyncTestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncTestSupport"]),
         .testTarget(name: "SyncSQLTests", dependencies: ["SyncSQL", "SyncWire"]),
         .testTarget(
@@ -107,7 +114,9 @@ let package = Package(
         .testTarget(name: "TodoTests", dependencies: [
             "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "SyncKeysCLITests", dependencies: ["SyncStore", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport"]),
+        .testTarget(name: "SyncKeysCLITests", dependencies: [
+            "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport",
+        ]),
     ]
 )
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
+import SyncKeyMaintenance
 import SyncKeys
-import SyncStore
 
 /// Runs a tool's root command with CipherSync's conventions; call it from `main`.
 ///

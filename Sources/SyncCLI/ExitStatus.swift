@@ -1,5 +1,5 @@
+import SyncKeyMaintenance
 import SyncKeys
-import SyncStore
 
 /// The exit codes of CipherSync's command-line tools. Scripts can rely on them.
 public enum ExitStatus: Int32, Sendable, CaseIterable {

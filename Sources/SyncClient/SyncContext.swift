@@ -157,9 +157,9 @@ public actor SyncContext {
         if let error = error as? SyncError { return error }
         if let error = error as? StoreError {
             switch error {
-            case .invalidTableName: return SyncError(.invalidTableName, reason: "Not a valid table name.", underlying: error)
-            case .invalidItem: return SyncError(.invalidItem, reason: "The store refused the item.", underlying: error)
-            case .invalidQuery: return SyncError(.invalidQuery, reason: "The store cannot evaluate the query.", underlying: error)
+            case StoreError.invalidTableName: return SyncError(.invalidTableName, reason: "Not a valid table name.", underlying: error)
+            case StoreError.invalidItem: return SyncError(.invalidItem, reason: "The store refused the item.", underlying: error)
+            case StoreError.invalidQuery: return SyncError(.invalidQuery, reason: "The store cannot evaluate the query.", underlying: error)
             default: break
             }
         }

@@ -37,7 +37,7 @@ public enum KeyDerivation {
 
     /// HKDF-SHA256 (RFC 5869): extract with `salt`, expand with `info`.
     public static func hkdfSHA256(key: SecretBytes, salt: [UInt8], info: [UInt8], length: Int) throws(KeyError) -> SecretBytes {
-        guard let ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else { throw .cryptoFailure("HKDF context") }
+        guard let ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else { throw openSSLFailure("HKDF context") }
         defer { EVP_PKEY_CTX_free(ctx) }
         try openSSLCheck(EVP_PKEY_derive_init(ctx), "HKDF init")
         try openSSLCheck(EVP_PKEY_CTX_set_hkdf_md(ctx, EVP_sha256()), "HKDF digest")
@@ -60,15 +60,17 @@ public enum KeyDerivation {
         let result = key.withUnsafeBytes { k in
             HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), data, data.count, &out, &outLength)
         }
-        guard result != nil, outLength == 32 else { throw .cryptoFailure("HMAC-SHA256") }
+        guard result != nil, outLength == 32 else { throw openSSLFailure("HMAC-SHA256") }
         return out
     }
 
-    /// SHA-256 of `data`.
-    public static func sha256(_ data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        SHA256(data, data.count, &out)
-        return out
+    /// SHA-256 of `data` (one call of ``SHA256Hasher``).
+    ///
+    /// - Throws: ``KeyError/cryptoFailure(_:)`` when OpenSSL fails.
+    public static func sha256(_ data: [UInt8]) throws(KeyError) -> [UInt8] {
+        var hasher = try SHA256Hasher()
+        try hasher.update(data)
+        return try hasher.finalize()
     }
 
     private static func derive(
@@ -77,10 +79,7 @@ public enum KeyDerivation {
         guard length > 0 else { throw .invalidKeyLength(length) }
         var failed = false
         let key = SecretBytes(count: length) { out in failed = body(out) != 1 }
-        if failed {
-            ERR_clear_error()
-            throw .cryptoFailure(operation)
-        }
+        if failed { throw openSSLFailure(operation) }
         return key
     }
 }

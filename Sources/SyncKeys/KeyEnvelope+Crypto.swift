@@ -102,7 +102,7 @@ extension KeyEnvelope {
     /// Recomputes the digest and the MAC after a change.
     mutating func seal(envelopeKey: SecretBytes) throws(KeyError) {
         let canonical = try canonicalBytes()
-        digest = KeyDerivation.sha256(canonical).map { String(format: "%02x", $0) }.joined()
+        digest = try KeyDerivation.sha256(canonical).map { String(format: "%02x", $0) }.joined()
         let macKey = try KeyDerivation.hkdfSHA256(key: envelopeKey, salt: [], info: Self.macInfo, length: 32)
         mac = Data(try KeyDerivation.hmacSHA256(key: macKey, data: canonical)).base64EncodedString()
     }

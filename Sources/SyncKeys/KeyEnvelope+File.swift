@@ -31,7 +31,7 @@ extension KeyEnvelope {
         guard let envelope = try? JSONDecoder().decode(KeyEnvelope.self, from: data) else {
             throw .envelopeCorrupt("missing or invalid fields")
         }
-        let digest = KeyDerivation.sha256(try envelope.canonicalBytes()).map { String(format: "%02x", $0) }.joined()
+        let digest = try KeyDerivation.sha256(try envelope.canonicalBytes()).map { String(format: "%02x", $0) }.joined()
         guard digest == envelope.digest else { throw .envelopeCorrupt("checksum mismatch") }
         guard !envelope.slots.isEmpty, Set(envelope.slots.map(\.id)).count == envelope.slots.count else {
             throw .envelopeCorrupt("invalid slots")

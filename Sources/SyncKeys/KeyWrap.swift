@@ -15,16 +15,18 @@ public enum KeyWrap {
 
     /// Wraps `key` under `kek`.
     public static func wrap(_ key: SecretBytes, using kek: SecretBytes, mode: Mode = .kwp) throws(KeyError) -> [UInt8] {
-        let input = key.withUnsafeBytes { Array($0) }
-        var copy = input
-        defer { copy.withUnsafeMutableBytes { cleanse($0) } }
-        return try run(copy, kek: kek, mode: mode, encrypt: true, operation: "key wrap")
+        // OpenSSL reads the key straight from the secret's own buffer: no copy is made to wipe.
+        try key.withUnsafeBytes { (input) throws(KeyError) in
+            try run(input, kek: kek, mode: mode, encrypt: true, operation: "key wrap")
+        }
     }
 
     /// Unwraps `wrapped` under `kek`.
     public static func unwrap(_ wrapped: [UInt8], using kek: SecretBytes, mode: Mode = .kwp) throws(KeyError) -> SecretBytes {
         do {
-            var plain = try run(wrapped, kek: kek, mode: mode, encrypt: false, operation: "key unwrap")
+            var plain = try wrapped.withUnsafeBytes { input in
+                Result { () throws(KeyError) in try run(input, kek: kek, mode: mode, encrypt: false, operation: "key unwrap") }
+            }.get()
             return SecretBytes(wiping: &plain)
         } catch {
             throw .unwrapFailed
@@ -43,11 +45,16 @@ public enum KeyWrap {
         }
     }
 
+    /// Wraps or unwraps `input`; the result holds only the output bytes (the scratch buffer is
+    /// wiped). The caller wipes an unwrapped result.
     private static func run(
-        _ input: [UInt8], kek: SecretBytes, mode: Mode, encrypt: Bool, operation: String
+        _ input: UnsafeRawBufferPointer, kek: SecretBytes, mode: Mode, encrypt: Bool, operation: String
     ) throws(KeyError) -> [UInt8] {
         let evp = try cipher(kek.count, mode)
-        guard !input.isEmpty, let ctx = EVP_CIPHER_CTX_new() else { throw .cryptoFailure(operation) }
+        guard let inputBytes = input.baseAddress?.assumingMemoryBound(to: UInt8.self), !input.isEmpty else {
+            throw .cryptoFailure(operation)
+        }
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw openSSLFailure(operation) }
         defer { EVP_CIPHER_CTX_free(ctx) }
         // OpenSSL refuses wrap ciphers unless the context allows them explicitly.
         EVP_CIPHER_CTX_set_flags(ctx, EVP_CIPHER_CTX_FLAG_WRAP_ALLOW)
@@ -57,7 +64,7 @@ public enum KeyWrap {
         try openSSLCheck(initialised, operation)
         var output = [UInt8](repeating: 0, count: input.count + 16)
         var written: Int32 = 0
-        try openSSLCheck(EVP_CipherUpdate(ctx, &output, &written, input, Int32(input.count)), operation)
+        try openSSLCheck(EVP_CipherUpdate(ctx, &output, &written, inputBytes, Int32(input.count)), operation)
         var final: Int32 = 0
         let finished = output.withUnsafeMutableBufferPointer { buffer in
             EVP_CipherFinal_ex(ctx, buffer.baseAddress.map { $0 + Int(written) }, &final)

@@ -69,7 +69,11 @@ public struct SecretBytes: Sendable, Equatable, CustomStringConvertible {
     public var isEmpty: Bool { storage.count == 0 }
 
     /// Calls `body` with the bytes; the pointer must not escape.
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    ///
+    /// - Parameter body: Reads the bytes in place (pass them on to C from here rather than copy them).
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(rebasing: storage.buffer[0..<storage.count]))
     }
 

@@ -1,11 +1,12 @@
 internal import CSQLCipher
+import SyncKeys
 
 extension Connection {
     /// Attaches another database file to this connection under `name`, with its own raw key.
     ///
     /// The key reaches SQLCipher as a bound parameter of `ATTACH DATABASE ? AS name KEY ?` (the
-    /// raw-key text `x'<64 hex>'` in a buffer that SQLite does not copy and that is wiped
-    /// afterwards), never as SQL text. With `key == nil` the attached file is plain (`KEY ''`),
+    /// raw-key text `x'<64 hex>'` in a secret buffer that SQLite does not copy and that is wiped
+    /// when dropped), never as SQL text. With `key == nil` the attached file is plain (`KEY ''`),
     /// never keyed with the main database's key by accident. A keyed attachment gets the
     /// CipherSync page size, declared before its first page is written.
     ///
@@ -22,8 +23,7 @@ extension Connection {
         precondition(Self.isPlainIdentifier(name), "schema names are plain identifiers")
         if let key, key.count != 32 { throw .invalidKeyLength(key.count) }
         let statement = try prepare("ATTACH DATABASE ? AS \(name) KEY ?")
-        var text = key.map { Connection.rawKeyText($0) } ?? []
-        defer { text.withUnsafeMutableBytes { wipe($0) } }
+        let text = key.map { Connection.rawKeyText($0) } ?? SecretBytes([])
         let rc: Int32 = text.withUnsafeBytes { raw in
             sqlite3_reset(statement.handle)
             sqlite3_clear_bindings(statement.handle)

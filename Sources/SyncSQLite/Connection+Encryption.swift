@@ -1,5 +1,3 @@
-internal import COpenSSL
-
 extension Connection {
     /// `PRAGMA cipher_version`: the SQLCipher release, or `nil` on a plain SQLite library.
     public func cipherVersion() throws(SQLiteError) -> String? {
@@ -26,10 +24,4 @@ extension Connection {
     public func integrityCheck() throws(SQLiteError) -> [String] {
         try rows("PRAGMA integrity_check").compactMap { $0.first?.textValue }
     }
-}
-
-/// Overwrites `buffer` with zeros in a way the optimizer may not remove.
-func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
-    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-    OPENSSL_cleanse(base, buffer.count)
 }

@@ -1,11 +1,13 @@
 import Foundation
 internal import CSQLCipher
 public import SyncSQL
+import SyncKeys
 
 /// One connection to an SQLCipher database file, plain or keyed.
 ///
 /// Not Sendable: a connection has one owner (the store actor) that uses it from one task at a
-/// time. Closing is explicit (``close()``); `deinit` only closes what was left open.
+/// time. Closing is explicit (``close()``): a connection that is deinitialized while still open
+/// fails an assertion in debug builds (release builds close it quietly).
 public final class Connection {
     /// How to open the file.
     public enum OpenMode: Sendable {
@@ -37,6 +39,9 @@ public final class Connection {
     }
 
     deinit {
+        // Closing is explicit (`close()`), by the connection's one owner. A handle still open here
+        // was forgotten: a failed assertion in debug builds, closed all the same in release builds.
+        assert(handle == nil, "a connection to \(path) was not closed")
         if let handle { sqlite3_close_v2(handle) }
     }
 
@@ -71,10 +76,8 @@ public final class Connection {
             throw SQLiteError(code: ResultCode(rawValue: rc), message: message)
         }
         if let key {
-            // The key goes through sqlite3_key, never into SQL text; the text buffer is wiped.
-            var text = rawKeyText(key)
-            let rc = text.withUnsafeBytes { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
-            text.withUnsafeMutableBytes { wipe($0) }
+            // The key goes through sqlite3_key, never into SQL text; its text is a secret, wiped when dropped.
+            let rc = rawKeyText(key).withUnsafeBytes { sqlite3_key(db, $0.baseAddress, Int32($0.count)) }
             guard rc == SQLITE_OK else {
                 let message = String(cString: sqlite3_errmsg(db))
                 sqlite3_close_v2(db)
@@ -92,18 +95,21 @@ public final class Connection {
         return connection
     }
 
-    /// The raw-key text SQLCipher expects, `x'<64 hex>'`; the caller wipes it after use.
-    static func rawKeyText(_ key: UnsafeRawBufferPointer) -> [UInt8] {
-        let hexDigits = Array("0123456789abcdef".utf8)
-        var text = [UInt8](repeating: 0, count: 67)
-        text[0] = UInt8(ascii: "x")
-        text[1] = UInt8(ascii: "'")
-        for (i, byte) in key.enumerated() {
-            text[2 + 2 * i] = hexDigits[Int(byte >> 4)]
-            text[3 + 2 * i] = hexDigits[Int(byte & 0x0F)]
+    /// The raw-key text SQLCipher expects, `x'<64 hex>'`, written straight into a secret buffer
+    /// (wiped when the last copy goes away).
+    static func rawKeyText(_ key: UnsafeRawBufferPointer) -> SecretBytes {
+        let hexDigits: StaticString = "0123456789abcdef"
+        return SecretBytes(count: 3 + 2 * key.count) { text in
+            text[0] = UInt8(ascii: "x")
+            text[1] = UInt8(ascii: "'")
+            hexDigits.withUTF8Buffer { hex in
+                for (i, byte) in key.enumerated() {
+                    text[2 + 2 * i] = hex[Int(byte >> 4)]
+                    text[3 + 2 * i] = hex[Int(byte & 0x0F)]
+                }
+            }
+            text[text.count - 1] = UInt8(ascii: "'")
         }
-        text[66] = UInt8(ascii: "'")
-        return text
     }
 
     private func configure() throws(SQLiteError) {

@@ -1,4 +1,5 @@
 import Foundation
+import SyncKeyMaintenance
 public import SyncKeys
 import SyncSQLite
 
@@ -38,24 +39,41 @@ extension SQLiteStore {
     /// the error is ``StoreError/corruptOrKeyMismatch``. No failure creates, truncates or rewrites
     /// a file.
     ///
+    /// The work runs on the new store's own queue, not on the caller's thread: unlocking the
+    /// envelope derives a key (about half a second with the default profile), finishing an
+    /// interrupted rotation copies the database, and SQLite's open reads the disk. The calling
+    /// task is suspended meanwhile, and Swift's cooperative threads stay free.
+    ///
     /// - Parameters:
     ///   - url: The database file; its directory must exist.
     ///   - encryption: No encryption, a passphrase, or a raw data key.
     ///   - options: Whether to create a missing store, and the key profile for a new one.
+    /// - Returns: The open store.
     /// - Throws: ``StoreError``.
     public static func open(
         at url: URL, encryption: StoreEncryption, options: StoreOptions = StoreOptions()
     ) async throws -> SQLiteStore {
+        let isEncrypted: Bool
+        if case .none = encryption { isEncrypted = false } else { isEncrypted = true }
+        let store = SQLiteStore(url: url, isEncrypted: isEncrypted)
+        try await store.connect(encryption: encryption, options: options)
+        return store
+    }
+
+    /// Unlocks (or creates) the key and opens the database, on the store's queue.
+    private func connect(encryption: StoreEncryption, options: StoreOptions) throws {
+        let database: OpenedDatabase
         switch encryption {
         case .none:
-            return try openDatabase(at: url, key: nil, create: options.createIfMissing)
+            database = try Self.openDatabase(at: url, key: nil, create: options.createIfMissing)
         case .key(let key):
             guard key.count == 32 else { throw StoreError.keyMaterialCorrupt("a data key must be 32 bytes") }
-            return try key.withUnsafeBytes { try openDatabase(at: url, key: $0, create: options.createIfMissing) }
+            database = try key.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: options.createIfMissing) }
         case .passphrase(let passphrase):
-            let dataKey = try unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
-            return try dataKey.withUnsafeBytes { try openDatabase(at: url, key: $0, create: options.createIfMissing) }
+            let dataKey = try Self.unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
+            database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: options.createIfMissing) }
         }
+        adopt(database)
     }
 
     /// The data key of the store at `url`: unlocked from its envelope, or, when creating a new
@@ -68,39 +86,18 @@ extension SQLiteStore {
         if !databaseExists && !options.createIfMissing { throw StoreError.storeNotFound(url.path) }
         if databaseExists && !envelopeExists { throw StoreError.keyMaterialMissing }
         if envelopeExists {
-            let envelope: KeyEnvelope
-            let keys: UnlockedKeys
-            do throws(KeyError) {
-                envelope = try KeyEnvelope.read(from: envelopeURL)
-                keys = try envelope.unlockKeys(secret: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
-            } catch {
-                throw StoreError(error)
-            }
+            let envelope = try StoreKeys.readEnvelope(of: url)
+            let keys = try StoreKeys.unlock(envelope, secret: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
             // Finishes or rolls back an interrupted rotation or migration first (a no-op otherwise).
             return try StoreKeys.dataKeyAfterRecovery(
                 database: url, envelope: envelope, keys: keys, passphrase: passphrase,
                 allowInsecureProfile: options.allowInsecureKeyProfile)
         }
-        do throws(KeyError) {
-            let (envelope, dataKey) = try KeyEnvelope.create(
+        let (envelope, dataKey) = try StoreKeys.transform { () throws(KeyError) in
+            try KeyEnvelope.create(
                 passphrase: passphrase, profile: options.keyProfile, allowInsecureProfile: options.allowInsecureKeyProfile)
-            try envelope.write(to: envelopeURL)
-            return dataKey
-        } catch {
-            throw StoreError(error)
         }
-    }
-}
-
-extension StoreError {
-    /// The store error for a key error.
-    init(_ error: KeyError) {
-        switch error {
-        case .wrongPassphrase: self = .wrongPassphrase
-        case .keyMaterialMissing: self = .keyMaterialMissing
-        case .emptyPassphrase, .passphraseTooLong: self = .invalidPassphrase(error.description)
-        case .writeFailed(let why): self = .fileSystem("Cannot write the key file: \(why)")
-        default: self = .keyMaterialCorrupt(error.description)
-        }
+        try StoreKeys.write(envelope, forDatabase: url)
+        return dataKey
     }
 }

@@ -1,29 +1,34 @@
 import Foundation
+import SyncKeyMaintenance
 import SyncSQL
 import SyncSQLite
 import SyncWire
 
 extension SQLiteStore {
-    /// The first 16 bytes of every plain SQLite database.
-    static let plainHeader = Array("SQLite format 3\0".utf8)
-
     /// Whether the file at `url` starts with the plain SQLite header (an unencrypted database).
+    ///
+    /// - Parameter url: A database file.
+    /// - Returns: `false` for an encrypted database, a file that is not a database, or no file.
     public static func isPlainDatabase(at url: URL) -> Bool {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        return Array(header) == plainHeader
+        StoreFiles.isPlainDatabase(at: url)
+    }
+
+    /// A database opened for a store: its connection, prepared; the shared store lock; its tables.
+    struct OpenedDatabase {
+        var connection: Connection
+        var lock: StoreLock?
+        var tables: [ColumnKey: [String: ColumnType]]
     }
 
     /// Opens (or creates) the database file with an optional raw key, mapping failures to
     /// ``StoreError``. A new file is created with mode 0600 before SQLite touches it; an existing
     /// file is never created, truncated or rewritten by a failed open.
-    static func openDatabase(at url: URL, key: UnsafeRawBufferPointer?, create: Bool) throws -> SQLiteStore {
+    static func openDatabase(at url: URL, key: UnsafeRawBufferPointer?, create: Bool) throws -> OpenedDatabase {
         let path = url.path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
             guard create else { throw StoreError.storeNotFound(path) }
-            try createEmptyFile(at: path)
+            try StoreFiles.createEmptyFile(at: path)
         }
         let lock: StoreLock?
         do {
@@ -41,7 +46,7 @@ extension SQLiteStore {
                 connection.close()
                 throw error
             }
-            return SQLiteStore(connection: connection, tables: tables, url: url, lock: lock)
+            return OpenedDatabase(connection: connection, lock: lock, tables: tables)
         } catch let error as SQLiteError {
             if !exists { removeDatabaseFiles(at: url) }
             throw mapOpenError(error, url: url, keyed: key != nil)
@@ -61,18 +66,12 @@ extension SQLiteStore {
         }
     }
 
-    /// Creates an empty file with mode 0600 (so SQLite's `-wal`/`-shm` inherit 0600 too).
-    static func createEmptyFile(at path: String) throws {
-        let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw StoreError.fileSystem("Cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        _ = Foundation.close(fd)
-    }
-
-    /// The side files SQLite may leave beside a database.
+    /// The side files SQLite may leave beside a database (`-wal`, `-shm`, `-journal`).
+    ///
+    /// - Parameter url: A database file.
+    /// - Returns: Their URLs, whether they exist or not.
     public static func sideFiles(of url: URL) -> [URL] {
-        ["-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) }
+        StoreFiles.sideFiles(of: url)
     }
 
     /// Removes a database file and its side files (used only for files this process just made).

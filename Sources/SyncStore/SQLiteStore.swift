@@ -9,23 +9,42 @@ import SyncWire
 /// tables and the sync system tables (operation queue, operation errors, config) live in the
 /// same database file. An actor that owns one connection; safe to share. Every `read`/`write`
 /// closure is synchronous and runs as one transaction.
+///
+/// The store runs on its own serial dispatch queue (its ``unownedExecutor``), not on Swift's
+/// cooperative thread pool: SQLite's blocking calls, and the key derivation of
+/// ``open(at:encryption:options:)``, never hold a thread that other tasks are waiting for.
 public actor SQLiteStore: LocalStore {
-    private var connection: Connection?
-    /// The shared lock that keeps key rotations away while the store is open (released by ``close()``).
-    private var lock: StoreLock?
-    private let schema: SchemaCache
+    /// The connection and the store lock while the store is open.
+    private let resources = OpenResources()
+    private let schema = SchemaCache(tables: [:])
+    /// The store's serial queue.
+    private nonisolated let executor: StoreExecutor
     /// The database file.
     public nonisolated let url: URL
     /// Whether the database is encrypted.
     public nonisolated let isEncrypted: Bool
 
-    init(connection: sending Connection, tables: [ColumnKey: [String: ColumnType]], url: URL, lock: StoreLock? = nil) {
-        self.isEncrypted = connection.isKeyed
-        self.connection = connection
-        self.lock = lock
-        self.schema = SchemaCache(tables: tables)
-        self.url = url
+    /// The store's executor: its own serial dispatch queue, on which every SQLite call runs.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
     }
+
+    /// A store not yet connected; ``open(at:encryption:options:)`` connects it.
+    init(url: URL, isEncrypted: Bool) {
+        self.url = url
+        self.isEncrypted = isEncrypted
+        self.executor = StoreExecutor(label: "ciphersync.store")
+    }
+
+    /// Makes `database` this store's connection (on the store's queue, like everything it does).
+    func adopt(_ database: sending OpenedDatabase) {
+        resources.connection = database.connection
+        resources.lock = database.lock
+        schema.tables = database.tables
+    }
+
+    /// Whether the caller runs on the store's own queue.
+    nonisolated var isRunningOnStoreQueue: Bool { executor.isCurrent }
 
     /// Sets up a freshly opened connection: WAL journal, the system tables, the schema cache.
     static func prepare(_ connection: Connection) throws -> [ColumnKey: [String: ColumnType]] {
@@ -80,15 +99,15 @@ public actor SQLiteStore: LocalStore {
     /// Checkpoints the WAL into the database file and closes the connection. Later calls
     /// throw ``StoreError/closed``.
     public func close() {
-        guard let connection else { return }
+        guard let connection = resources.connection else { return }
         try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
-        self.connection = nil
-        lock = nil
+        resources.connection = nil
+        resources.lock = nil
     }
 
     /// Whether ``close()`` has been called.
-    public var isClosed: Bool { connection == nil }
+    public var isClosed: Bool { resources.connection == nil }
 
     /// Reports a page that fails to decrypt or verify as ``StoreError/corruptOrKeyMismatch``.
     private func mapDamage<T>(_ body: () throws -> T) throws -> T {
@@ -104,7 +123,22 @@ public actor SQLiteStore: LocalStore {
     }
 
     private func requireConnection() throws -> Connection {
-        guard let connection else { throw StoreError.closed }
+        guard let connection = resources.connection else { throw StoreError.closed }
         return connection
+    }
+}
+
+/// What an open ``SQLiteStore`` holds: its connection and the shared store lock.
+///
+/// The store owns its connection: a store dropped without ``SQLiteStore/close()`` still closes it
+/// here, when the store (the only owner of this object) goes away. Not Sendable; used only on the
+/// store's queue, and by `deinit` once nothing else can reach it.
+private final class OpenResources {
+    var connection: Connection?
+    /// Keeps key rotations away while the store is open; released with the connection.
+    var lock: StoreLock?
+
+    deinit {
+        connection?.close()
     }
 }

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import SyncCLI
+import SyncKeyMaintenance
 import SyncKeys
-import SyncStore
 
 struct AddRecoveryKey: ParsableCommand {
     static let configuration = CommandConfiguration(

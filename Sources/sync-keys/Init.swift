@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SyncCLI
+import SyncKeyMaintenance
 import SyncKeys
 import SyncStore
 

@@ -3,7 +3,7 @@ import Foundation
 import SyncCLI
 
 /// `sync-keys`: key management for a CipherSync store. Every command is a thin layer over
-/// `StoreKeys` (SyncStore) and SyncCLI; the README's "Keys and rotation" section is its manual.
+/// `StoreKeys` (SyncKeyMaintenance) and SyncCLI; the README's "Keys and rotation" section is its manual.
 @main
 struct SyncKeysTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import SyncCLI
-import SyncStore
+import SyncKeyMaintenance
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(

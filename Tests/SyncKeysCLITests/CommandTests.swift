@@ -53,15 +53,6 @@ import Testing
         #expect(try CLI.run(["status", "--store", fixture.database.path, "--rotation-period-days", "0"]).exitCode == 2)
     }
 
-    @Test func rotationIsDueAfterTheConfiguredPeriod() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
-        let created = try #require(KeyEnvelope.date(from: try KeyEnvelope.read(from: fixture.envelope).keyCreatedAt))
-        let soon = try StoreKeys.status(forDatabase: fixture.database, now: created.addingTimeInterval(364 * 86_400))
-        let late = try StoreKeys.status(forDatabase: fixture.database, now: created.addingTimeInterval(366 * 86_400))
-        let custom = try StoreKeys.status(forDatabase: fixture.database, rotationPeriodDays: 30, now: created.addingTimeInterval(31 * 86_400))
-        #expect(!soon.rotationDue && late.rotationDue && custom.rotationDue)
-    }
-
     @Test func changePassphraseRewrapsOnlyAndTheOldPassphraseStopsWorking() throws {
         let fixture = try Fixture.create(); defer { fixture.remove() }
         let database = try Data(contentsOf: fixture.database)

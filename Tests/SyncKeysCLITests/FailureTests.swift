@@ -122,7 +122,7 @@ import Testing
         body.removeValue(forKey: "mac")
         let canonical = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
         var sealed = object
-        sealed["digest"] = KeyDerivation.sha256(Array(canonical)).map { String(format: "%02x", $0) }.joined()
+        sealed["digest"] = try KeyDerivation.sha256(Array(canonical)).map { String(format: "%02x", $0) }.joined()
         return try JSONSerialization.data(withJSONObject: sealed, options: [.sortedKeys, .withoutEscapingSlashes])
     }
 

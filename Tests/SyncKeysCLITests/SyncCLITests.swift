@@ -1,11 +1,10 @@
 import Foundation
 import SyncCLI
+import SyncKeyMaintenance
 import SyncKeys
-import SyncStore
 import Testing
 
-/// The shared CLI module in-process: secrets from the environment and descriptors, exit codes,
-/// recovery codes.
+/// The shared CLI module in-process: secrets from the environment and descriptors, exit codes.
 @Suite(.serialized) struct SyncCLITests {
     @Test func environmentSecretsAreTakenOutOfTheEnvironmentAndHandedOutOnce() {
         let name = "CIPHERSYNC_TEST_SECRET_\(UInt32.random(in: 0...UInt32.max))"
@@ -62,18 +61,5 @@ import Testing
         #expect(ExitStatus.for(StoreError.storeInUse("x")).rawValue == 1)
         #expect(ExitStatus.for(StoreError.fileSystem("x")).rawValue == 1)
         #expect(ExitStatus.for(CocoaError(.fileNoSuchFile)).rawValue == 1)
-    }
-
-    @Test func recoveryCodesAreRandomBase32InGroupsAndNormalizeAsTyped() throws {
-        let a = try RecoveryCode.generate(), b = try RecoveryCode.generate()
-        #expect(a != b)
-        let text = a.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        #expect(text.range(of: "^([A-Z2-7]{4}-){7}[A-Z2-7]{4}$", options: .regularExpression) != nil)
-        let canonical = try RecoveryCode.normalized(a)
-        #expect(canonical.count == 32)
-        let typed = SecretBytes(Array(text.lowercased().replacingOccurrences(of: "-", with: " ").utf8))
-        #expect(try RecoveryCode.normalized(typed) == canonical)
-        #expect(throws: StoreError.self) { try RecoveryCode.normalized(SecretBytes(Array("ABCD-EFGH".utf8))) }
-        #expect(throws: StoreError.self) { try RecoveryCode.normalized(SecretBytes(Array(String(repeating: "9", count: 32).utf8))) }
     }
 }

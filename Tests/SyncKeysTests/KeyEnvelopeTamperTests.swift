@@ -17,7 +17,7 @@ import Testing
             canonical.removeValue(forKey: "digest")
             canonical.removeValue(forKey: "mac")
             let bytes = [UInt8]((try? JSONSerialization.data(withJSONObject: canonical, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data())
-            object["digest"] = KeyDerivation.sha256(bytes).map { String(format: "%02x", $0) }.joined()
+            object["digest"] = try KeyDerivation.sha256(bytes).map { String(format: "%02x", $0) }.joined()
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return try KeyEnvelope.decode(data)

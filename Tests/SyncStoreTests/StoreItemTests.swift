@@ -190,7 +190,7 @@ import Testing
                 let error = await #expect(throws: StoreError.self) {
                     try await store.upsert(table: "todo", items: items, ignoreMissingColumns: ignoreMissingColumns)
                 }
-                guard case .invalidItem(let why)? = error else {
+                guard let error, error == .invalidItem, let why = error.reason else {
                     Issue.record("expected invalidItem, got \(String(describing: error))")
                     continue
                 }

@@ -1,8 +1,39 @@
 import Foundation
 
-/// File-system steps of the key-maintenance procedures: durable renames, directory syncs, side
-/// files, and the scratch files a re-encryption leaves when it is interrupted.
-enum StoreFiles {
+/// The files of a store and the file-system steps of the key-maintenance procedures: the plain
+/// header check, private file creation, side files, durable renames, directory syncs, and the
+/// scratch files a re-encryption leaves when it is interrupted.
+///
+/// Package-internal: the store opens its database with these helpers, and
+/// `SQLiteStore.isPlainDatabase(at:)` / `SQLiteStore.sideFiles(of:)` (SyncStore) are their public face.
+package enum StoreFiles {
+    /// The first 16 bytes of every plain SQLite database.
+    static let plainHeader = Array("SQLite format 3\0".utf8)
+
+    /// Whether the file at `url` starts with the plain SQLite header (an unencrypted database).
+    package static func isPlainDatabase(at url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        return Array(header) == plainHeader
+    }
+
+    /// The side files SQLite may leave beside a database.
+    package static func sideFiles(of url: URL) -> [URL] {
+        ["-wal", "-shm", "-journal"].map { URL(fileURLWithPath: url.path + $0) }
+    }
+
+    /// Creates an empty file with mode 0600 (so SQLite's `-wal`/`-shm` inherit 0600 too).
+    ///
+    /// - Throws: ``StoreError/fileSystem(_:)`` when the file exists or cannot be created.
+    package static func createEmptyFile(at path: String) throws {
+        let fd = Foundation.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError.fileSystem("Cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        _ = Foundation.close(fd)
+    }
+
     /// The scratch file a re-encryption exports into, beside the database.
     static func exportFile(of database: URL) -> URL {
         URL(fileURLWithPath: database.path + ".reencrypt")
@@ -16,7 +47,7 @@ enum StoreFiles {
     /// The scratch files of an interrupted re-encryption (the export and its side files).
     static func scratchFiles(of database: URL) -> [URL] {
         let export = exportFile(of: database)
-        return [export] + SQLiteStore.sideFiles(of: export)
+        return [export] + StoreFiles.sideFiles(of: export)
     }
 
     /// Whether a file (or a symbolic link) exists at `url`.

@@ -89,7 +89,7 @@ extension StoreKeys {
               weak.isEmpty ? "every slot meets the floor (scrypt N≥2^17 r=8 p=1 or PBKDF2-SHA512 ≥220,000; salt ≥16 bytes)"
                   : "below the floor: \(weak.joined(separator: ", "))")
         let header = (try? FileHandle(forReadingFrom: database).read(upToCount: 16)) ?? nil
-        let headerOK = header.map { $0.count == 16 && !SQLiteStore.isPlainDatabase(at: database) && !$0.allSatisfy { $0 == 0 } } ?? false
+        let headerOK = header.map { $0.count == 16 && !StoreFiles.isPlainDatabase(at: database) && !$0.allSatisfy { $0 == 0 } } ?? false
         check("header", headerOK, headerOK ? "the first 16 bytes are a random salt, not the SQLite header" : "the database header is plaintext or empty")
 
         let connection: Connection

@@ -74,7 +74,7 @@ extension StoreKeys {
         forDatabase database: URL, rotationPeriodDays: Int = defaultRotationPeriodDays, now: Date = Date()
     ) throws -> StoreKeyStatus {
         let databaseExists = StoreFiles.exists(database)
-        let plain = SQLiteStore.isPlainDatabase(at: database)
+        let plain = StoreFiles.isPlainDatabase(at: database)
         let leftovers = (StoreFiles.scratchFiles(of: database) + [StoreFiles.retiredPlaintextFile(of: database)])
             .filter(StoreFiles.exists).map(\.lastPathComponent)
         var status = StoreKeyStatus(

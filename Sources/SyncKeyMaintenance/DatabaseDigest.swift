@@ -1,5 +1,5 @@
 import Foundation
-internal import COpenSSL
+import SyncKeys
 import SyncSQL
 import SyncSQLite
 
@@ -24,14 +24,25 @@ struct DatabaseDigest: Equatable, Sendable {
     var tables: [Table]
 
     /// Computes the digest of the database open on `connection` (inside one read transaction).
+    ///
+    /// - Throws: ``SQLiteError`` when a row cannot be read; ``StoreError/verificationFailed(_:)`` when
+    ///   the hashing fails (a digest is never computed over part of the content).
     static func compute(_ connection: Connection) throws -> DatabaseDigest {
+        do {
+            return try digest(connection)
+        } catch let error as KeyError {
+            throw StoreError.verificationFailed("the content digest could not be computed: \(error)")
+        }
+    }
+
+    private static func digest(_ connection: Connection) throws -> DatabaseDigest {
         try connection.readTransaction {
             let schemaRows = try connection.rows("""
                 SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name
                 """)
-            let schemaHash = SHA256()
-            for row in schemaRows { schemaHash.update(row) }
-            schemaHash.update([
+            var schemaHash = try SHA256Hasher()
+            for row in schemaRows { try schemaHash.update(row: row) }
+            try schemaHash.update(row: [
                 try connection.scalar("PRAGMA user_version") ?? .null,
                 try connection.scalar("PRAGMA application_id") ?? .null,
             ])
@@ -46,15 +57,15 @@ struct DatabaseDigest: Equatable, Sendable {
                     ? "SELECT * FROM \(quoted)"
                     : "SELECT rowid, * FROM \(quoted) ORDER BY rowid"
                 let statement = try connection.prepare(query)
-                let hash = SHA256()
+                var hash = try SHA256Hasher()
                 var count = 0
                 while try statement.step() {
-                    hash.update(statement.row())
+                    try hash.update(row: statement.row())
                     count += 1
                 }
-                tables.append(Table(name: name, rows: count, hash: hash.finish()))
+                tables.append(Table(name: name, rows: count, hash: try hash.finalize()))
             }
-            return DatabaseDigest(schema: schemaHash.finish(), tables: tables.sorted { $0.name < $1.name })
+            return DatabaseDigest(schema: try schemaHash.finalize(), tables: tables.sorted { $0.name < $1.name })
         }
     }
 
@@ -71,44 +82,28 @@ struct DatabaseDigest: Equatable, Sendable {
     }
 }
 
-/// SHA-256 through OpenSSL, fed with SQLite values in an unambiguous encoding (type tag, length,
-/// bytes), so that no two different rows hash the same input.
-final class SHA256 {
-    private var context: OpaquePointer?
-
-    init() {
-        context = EVP_MD_CTX_new()
-        EVP_DigestInit_ex(context, EVP_sha256(), nil)
-    }
-
-    deinit {
-        EVP_MD_CTX_free(context)
-    }
-
-    func update(_ row: [SQLValue]) {
-        append(tag: UInt8(ascii: "R"), bytes: withUnsafeBytes(of: UInt64(row.count).littleEndian, Array.init))
+extension SHA256Hasher {
+    /// Feeds one row of SQLite values in an unambiguous encoding (type tag, length, bytes), so
+    /// that no two different rows hash the same input.
+    ///
+    /// - Throws: ``KeyError/cryptoFailure(_:)`` when the hashing fails.
+    mutating func update(row: [SQLValue]) throws(KeyError) {
+        try append(tag: UInt8(ascii: "R"), bytes: withUnsafeBytes(of: UInt64(row.count).littleEndian, Array.init))
         for value in row {
             switch value {
-            case .null: append(tag: UInt8(ascii: "N"), bytes: [])
-            case .integer(let i): append(tag: UInt8(ascii: "I"), bytes: withUnsafeBytes(of: i.littleEndian, Array.init))
-            case .real(let d): append(tag: UInt8(ascii: "F"), bytes: withUnsafeBytes(of: d.bitPattern.littleEndian, Array.init))
-            case .text(let s): append(tag: UInt8(ascii: "T"), bytes: Array(s.utf8))
-            case .blob(let b): append(tag: UInt8(ascii: "B"), bytes: b)
+            case .null: try append(tag: UInt8(ascii: "N"), bytes: [])
+            case .integer(let i): try append(tag: UInt8(ascii: "I"), bytes: withUnsafeBytes(of: i.littleEndian, Array.init))
+            case .real(let d): try append(tag: UInt8(ascii: "F"), bytes: withUnsafeBytes(of: d.bitPattern.littleEndian, Array.init))
+            case .text(let s): try append(tag: UInt8(ascii: "T"), bytes: Array(s.utf8))
+            case .blob(let b): try append(tag: UInt8(ascii: "B"), bytes: b)
             }
         }
     }
 
-    private func append(tag: UInt8, bytes: [UInt8]) {
+    private mutating func append(tag: UInt8, bytes: [UInt8]) throws(KeyError) {
         var header = [tag]
         withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { header.append(contentsOf: $0) }
-        header.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
-        bytes.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
-    }
-
-    func finish() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        out.withUnsafeMutableBufferPointer { _ = EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
-        return out
+        try update(header)
+        try update(bytes)
     }
 }

@@ -2,17 +2,17 @@ import Foundation
 
 /// An advisory lock (`flock`) on the file `<database>.lock` beside a store.
 ///
-/// Every open ``SQLiteStore`` holds it shared; key rotation, plain-to-encrypted migration and the
-/// recovery of an interrupted rotation hold it exclusively. So a rotation never runs while any
+/// Every open store (`SQLiteStore`, SyncStore) holds it shared; key rotation, plain-to-encrypted
+/// migration and the recovery of an interrupted rotation hold it exclusively. So a rotation never runs while any
 /// store connection (in this process or another) is open, and a store cannot open in the middle of
 /// a rotation. `flock` locks belong to the open file description, so two opens in one process
 /// exclude each other too. The lock is released when the value is deinitialized (the descriptor
 /// is closed); it is also released by the kernel if the process dies.
 ///
-/// Immutable (one descriptor), so Sendable.
-final class StoreLock: Sendable {
+/// Immutable (one descriptor), so Sendable. Package-internal: the store takes it when it opens.
+package final class StoreLock: Sendable {
     /// How the lock is held.
-    enum Mode: Sendable {
+    package enum Mode: Sendable {
         /// Any number of store connections.
         case shared
         /// One maintenance operation and nothing else.
@@ -21,7 +21,7 @@ final class StoreLock: Sendable {
 
     private let descriptor: Int32
     /// The mode this lock was taken in.
-    let mode: Mode
+    package let mode: Mode
 
     private init(descriptor: Int32, mode: Mode) {
         self.descriptor = descriptor
@@ -45,7 +45,7 @@ final class StoreLock: Sendable {
     ///
     /// - Throws: ``StoreError/storeInUse(_:)`` when the lock is held in a conflicting mode;
     ///   ``StoreError/fileSystem(_:)`` when an exclusive lock cannot be created.
-    static func acquire(for database: URL, mode: Mode) throws -> StoreLock? {
+    package static func acquire(for database: URL, mode: Mode) throws -> StoreLock? {
         let path = lockFile(of: database).path
         var fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         let createError = errno

@@ -3,7 +3,7 @@ import SyncKeys
 
 extension StoreKeys {
     /// Reads the envelope of `database`, mapping key errors to ``StoreError``.
-    static func readEnvelope(of database: URL) throws -> KeyEnvelope {
+    package static func readEnvelope(of database: URL) throws -> KeyEnvelope {
         do throws(KeyError) {
             return try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: database))
         } catch {
@@ -12,7 +12,7 @@ extension StoreKeys {
     }
 
     /// Unlocks `envelope` with the secret of `slot`, mapping key errors to ``StoreError``.
-    static func unlock(
+    package static func unlock(
         _ envelope: KeyEnvelope, secret: SecretBytes, slot: String = KeyEnvelope.passphraseSlot, allowInsecureProfile: Bool
     ) throws -> UnlockedKeys {
         do throws(KeyError) {
@@ -23,7 +23,7 @@ extension StoreKeys {
     }
 
     /// Writes `envelope` beside `database` (atomically), mapping key errors to ``StoreError``.
-    static func write(_ envelope: KeyEnvelope, forDatabase database: URL) throws {
+    package static func write(_ envelope: KeyEnvelope, forDatabase database: URL) throws {
         let url = KeyEnvelope.url(forDatabase: database)
         do throws(KeyError) {
             try envelope.write(to: url)
@@ -36,7 +36,7 @@ extension StoreKeys {
     }
 
     /// Runs a key-envelope transformation, mapping key errors to ``StoreError``.
-    static func transform<T>(_ body: () throws(KeyError) -> T) throws -> T {
+    package static func transform<T>(_ body: () throws(KeyError) -> T) throws -> T {
         do throws(KeyError) {
             return try body()
         } catch {

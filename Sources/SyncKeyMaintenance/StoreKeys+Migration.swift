@@ -43,7 +43,7 @@ extension StoreKeys {
         try removeLeftovers(of: database)
         let envelopeURL = KeyEnvelope.url(forDatabase: database)
         let envelopeExists = StoreFiles.exists(envelopeURL)
-        guard SQLiteStore.isPlainDatabase(at: database) else {
+        guard StoreFiles.isPlainDatabase(at: database) else {
             guard envelopeExists else {
                 throw StoreError.encryptionMismatch("The file at \(database.path) is not a plain SQLite database.")
             }
@@ -78,28 +78,20 @@ extension StoreKeys {
     ) throws -> Int {
         let envelopeURL = KeyEnvelope.url(forDatabase: database)
         let retired = StoreFiles.retiredPlaintextFile(of: database)
-        var pages = 0
-        var renamed = false
+        var progress = Reencryption.Progress()
         var wroteEnvelope = false
         do {
             try dataKey.withUnsafeBytes { key in
-                try Reencryption.run(database: database, from: nil, to: key, beforeRename: {
+                try Reencryption.run(database: database, from: nil, to: key, progress: &progress, beforeRename: {
                     if let newEnvelope {
                         try write(newEnvelope, forDatabase: database)
                         wroteEnvelope = true
                         report(.step(.envelopeWritten))
                     }
                     try StoreFiles.link(database, as: retired)
-                }) { event in
-                    switch event {
-                    case .progress(_, let total): pages = total
-                    case .step(.renamed): renamed = true
-                    default: break
-                    }
-                    report(event)
-                }
+                }, report: report)
             }
-        } catch where !renamed {
+        } catch where !progress.renamed {
             // Nothing depends on a new envelope yet (the database is still plain): undo it.
             if StoreFiles.identity(of: retired).map({ id in StoreFiles.identity(of: database).map { $0 == id } ?? false }) ?? false {
                 try? StoreFiles.remove(retired)
@@ -108,11 +100,11 @@ extension StoreKeys {
             throw error
         }
         // C33: SQLCipher 3.4.1 can silently leave plaintext; check the header that is now in place.
-        guard !SQLiteStore.isPlainDatabase(at: database) else {
+        guard !StoreFiles.isPlainDatabase(at: database) else {
             throw StoreError.verificationFailed("the database is still plaintext after the migration")
         }
         try removeLeftovers(of: database)
         report(.step(.plaintextRemoved))
-        return pages
+        return progress.pages
     }
 }

@@ -75,22 +75,15 @@ extension StoreKeys {
         try write(rotating, forDatabase: database)
         report(.step(.envelopeRotating))
 
-        var pages = 0
-        var renamed = false
+        var progress = Reencryption.Progress()
         do {
             try keys.dataKey.withUnsafeBytes { oldKey in
                 try newKey.withUnsafeBytes { newKey in
-                    try Reencryption.run(database: database, from: oldKey, to: newKey, beforeRename: {}) { event in
-                        switch event {
-                        case .progress(_, let total): pages = total
-                        case .step(.renamed): renamed = true
-                        default: break
-                        }
-                        report(event)
-                    }
+                    try Reencryption.run(
+                        database: database, from: oldKey, to: newKey, progress: &progress, beforeRename: {}, report: report)
                 }
             }
-        } catch where !renamed {
+        } catch where !progress.renamed {
             // Before the rename the database is untouched: put the envelope back as it was.
             try? removeLeftovers(of: database)
             try? write(original, forDatabase: database)
@@ -102,6 +95,6 @@ extension StoreKeys {
         let active = try transform { () throws(KeyError) in try rotating.endingRotation(commit: true, envelopeKey: keys.envelopeKey) }
         try write(active, forDatabase: database)
         report(.step(.envelopeActive))
-        return DataKeyRotation(previousKeyId: original.keyId, keyId: active.keyId, pages: pages, interrupted: interrupted)
+        return DataKeyRotation(previousKeyId: original.keyId, keyId: active.keyId, pages: progress.pages, interrupted: interrupted)
     }
 }

@@ -11,6 +11,16 @@ enum Reencryption {
     /// The schema name of the scratch file while it is attached.
     static let attachmentName = "ciphersync_export"
 
+    /// How far a re-encryption got, for the caller to read when ``run(database:from:to:progress:beforeRename:report:)``
+    /// returns or throws.
+    struct Progress {
+        /// The pages of the database when the copy started.
+        var pages = 0
+        /// Whether the copy has replaced the database: from then on the database has the new key,
+        /// and a failure of a later step does not undo that.
+        var renamed = false
+    }
+
     /// Copies `database` (plain when `oldKey` is `nil`) into a scratch file under `newKey`,
     /// verifies the copy and renames it over the database.
     ///
@@ -18,19 +28,20 @@ enum Reencryption {
     ///   - database: The database file.
     ///   - oldKey: Its current raw key, or `nil` for a plain database.
     ///   - newKey: The new 32-byte raw key.
+    ///   - progress: Updated as the copy goes: its page count, then whether the rename happened.
     ///   - beforeRename: Runs after verification, right before the rename (a migration writes its
     ///     key envelope here, so the key is durable before the file needs it).
     ///   - report: Receives step boundaries and copy progress.
     /// - Throws: ``StoreError``; before the rename, the database is unchanged and the scratch
     ///   files are gone.
     static func run(
-        database: URL, from oldKey: UnsafeRawBufferPointer?, to newKey: UnsafeRawBufferPointer,
+        database: URL, from oldKey: UnsafeRawBufferPointer?, to newKey: UnsafeRawBufferPointer, progress: inout Progress,
         beforeRename: () throws -> Void, report: (KeyMaintenanceEvent) -> Void
     ) throws {
         let export = StoreFiles.exportFile(of: database)
         try removeScratchFiles(of: database)
         do {
-            try exportAndVerify(database: database, oldKey: oldKey, newKey: newKey, into: export, report: report)
+            progress.pages = try exportAndVerify(database: database, oldKey: oldKey, newKey: newKey, into: export, report: report)
             try retireSideFiles(of: database)
             report(.step(.sourceClosed))
             try beforeRename()
@@ -39,6 +50,7 @@ enum Reencryption {
             throw mapped(error, database: database)
         }
         try StoreFiles.rename(export, over: database)
+        progress.renamed = true
         report(.step(.renamed))
         try retireSideFiles(of: database)
         try removeScratchFiles(of: database)
@@ -47,10 +59,13 @@ enum Reencryption {
         report(.step(.directorySynced))
     }
 
+    /// Exports into the scratch file, flushes it and verifies it.
+    ///
+    /// - Returns: The pages of the database.
     private static func exportAndVerify(
         database: URL, oldKey: UnsafeRawBufferPointer?, newKey: UnsafeRawBufferPointer, into export: URL,
         report: (KeyMaintenanceEvent) -> Void
-    ) throws {
+    ) throws -> Int {
         let source = try openExisting(database, key: oldKey)
         defer { source.close() }
         try checkpoint(source)
@@ -58,7 +73,7 @@ enum Reencryption {
         let digest = try DatabaseDigest.compute(source)
         let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
 
-        try SQLiteStore.createEmptyFile(at: export.path)
+        try StoreFiles.createEmptyFile(at: export.path)
         try source.attach(path: export.path, as: attachmentName, key: newKey)
         // The scratch file is thrown away on any failure and flushed and verified on success, so
         // it needs no journal; a small cache makes SQLite write it out (and report progress) as
@@ -84,6 +99,7 @@ enum Reencryption {
         report(.step(.synced))
         try verify(export, key: newKey, expected: digest)
         report(.step(.verified))
+        return totalPages
     }
 
     /// Opens an existing database for the copy, mapping a key that does not fit.
@@ -106,7 +122,7 @@ enum Reencryption {
 
     /// Opens the copy with the new key and checks its header, its structure and its content.
     static func verify(_ url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
-        guard !SQLiteStore.isPlainDatabase(at: url) else {
+        guard !StoreFiles.isPlainDatabase(at: url) else {
             throw StoreError.verificationFailed("the new file is not encrypted")
         }
         let copy: Connection
@@ -134,7 +150,7 @@ enum Reencryption {
         if let size = StoreFiles.size(of: wal), size > 0 {
             throw StoreError.storeInUse("The store's write-ahead log still holds changes; close every program using the store.")
         }
-        for file in SQLiteStore.sideFiles(of: database) { try StoreFiles.remove(file) }
+        for file in StoreFiles.sideFiles(of: database) { try StoreFiles.remove(file) }
     }
 
     /// Removes the scratch files of an earlier, interrupted run.
@@ -145,7 +161,9 @@ enum Reencryption {
     /// Gives SQLite's disk-full and permission failures a message a technician can act on.
     static func mapped(_ error: any Error, database: URL) -> any Error {
         guard let error = error as? SQLiteError else {
-            if case StoreError.database(let inner) = error { return mapped(inner, database: database) }
+            if let error = error as? StoreError, error == .database, let inner = error.underlyingError {
+                return mapped(inner, database: database)
+            }
             return error
         }
         let directory = database.deletingLastPathComponent().path

@@ -8,7 +8,7 @@ extension StoreKeys {
     /// Takes the store's exclusive lock, unlocks the envelope and, when it says `rotating`, finds
     /// which data key opens the database file: the new one means the rename happened, so the
     /// rotation is completed; the old one means it did not, so the new key is dropped. Scratch
-    /// files are removed either way. ``SQLiteStore/open(at:encryption:options:)`` does the same
+    /// files are removed either way. `SQLiteStore.open(at:encryption:options:)` (SyncStore) does the same
     /// when opening with a passphrase, so calling this is never required.
     ///
     /// - Returns: What was done, or `nil` when no rotation was interrupted.
@@ -27,14 +27,14 @@ extension StoreKeys {
     }
 
     /// The data key that opens the store, after finishing whatever an interrupted key procedure
-    /// left (the hook of ``SQLiteStore/open(at:encryption:options:)``): a `rotating` envelope is
+    /// left (the hook of `SQLiteStore.open(at:encryption:options:)` (SyncStore)): a `rotating` envelope is
     /// resolved, a migration interrupted after its envelope was written is finished, and scratch
     /// or retired plaintext files are removed, all under the exclusive lock.
     /// Without leftovers this only checks for files and returns `keys.dataKey`.
-    static func dataKeyAfterRecovery(
+    package static func dataKeyAfterRecovery(
         database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, passphrase: SecretBytes, allowInsecureProfile: Bool
     ) throws -> SecretBytes {
-        let interruptedMigration = SQLiteStore.isPlainDatabase(at: database)
+        let interruptedMigration = StoreFiles.isPlainDatabase(at: database)
         guard envelope.state == .rotating || interruptedMigration || hasLeftovers(of: database) else {
             return keys.dataKey
         }
@@ -45,7 +45,7 @@ extension StoreKeys {
         let current = try readEnvelope(of: database)
         let currentKeys = current == envelope
             ? keys : try unlock(current, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
-        if current.state == .active && SQLiteStore.isPlainDatabase(at: database) {
+        if current.state == .active && StoreFiles.isPlainDatabase(at: database) {
             // A migration was interrupted after its envelope was written: finish it.
             _ = try migrate(database: database, dataKey: currentKeys.dataKey, newEnvelope: nil, report: { _ in })
         }
