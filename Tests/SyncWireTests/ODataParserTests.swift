@@ -119,6 +119,43 @@ import Testing
         }
     }
 
+    /// Found by `fuzz-query`: `not not … done` (40 levels) parsed, but printed as
+    /// `not (not (… (done)))` it nested twice as deep and was refused; a chain of 65 terms
+    /// parsed flat and printed 64 parentheses deep. Whatever the parser accepts now prints as
+    /// text it reads back to the same tree, up to the limit, and a deeper tree is refused.
+    @Test func everyAcceptedFilterPrintsAsTextThatParsesBack() throws {
+        let deep = [
+            String(repeating: "not ", count: 40) + "done",
+            String(repeating: "not ", count: ODataParser.maximumDepth - 1) + "done",
+            String(repeating: "- ", count: 40) + "5",
+            String(repeating: "-", count: 40) + "n",
+            String(repeating: "not -", count: 31) + "(n add 1)",
+            String(repeating: "tolower(", count: 40) + "text" + String(repeating: ")", count: 40),
+        ]
+        let chains = (1...70).map { count in (0..<count).map { "n eq \($0)" }.joined(separator: " or ") }
+        let rightNested = (1...40).map { count in String(repeating: "a and (", count: count) + "b" + String(repeating: ")", count: count) }
+        var accepted = 0
+        for text in deep + chains + rightNested {
+            guard let tree = try? ODataParser.parseFilter(text) else { continue }
+            accepted += 1
+            let printed = ODataPrinter.filter(tree)
+            #expect(try ODataParser.parseFilter(printed) == tree, "\(printed.prefix(80))")
+        }
+        #expect(accepted == deep.count + 63 + rightNested.count, "chains of up to 63 terms are accepted")
+        #expect(ODataPrinter.filter(.unary(.negate, .literal(.int(5)))) == "- 5", "not the literal -5")
+        #expect(ODataPrinter.filter(.unary(.not, .binary(.eq, .member("n"), .literal(.int(2))))) == "not (n eq 2)")
+    }
+
+    /// The limit is on the tree: a chain counts one level per operator, and nothing deeper than
+    /// ``ODataParser/maximumDepth`` is accepted however it is spelled.
+    @Test func filtersDeeperThanTheLimitAreRefusedHoweverSpelled() {
+        let limit = ODataParser.maximumDepth
+        let chain = (0..<limit).map { "n eq \($0)" }.joined(separator: " or ")  // limit + 1 levels
+        for text in [chain, String(repeating: "not ", count: limit) + "done", String(repeating: "-", count: limit) + "n"] {
+            #expect(throws: QueryError("the filter is nested too deeply")) { try ODataParser.parseFilter(text) }
+        }
+    }
+
     @Test func parseOfPrintIsTheSameTree() throws {
         var generator = TreeGenerator(state: 42)
         for _ in 0..<2_000 {
