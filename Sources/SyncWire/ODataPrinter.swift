@@ -45,7 +45,7 @@ public enum ODataPrinter {
         case .double(let d):
             let text = "\(d)"
             return text.contains(".") || text.contains("e") ? text : text + ".0"
-        case .string(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .string(let s): return DelimitedText.quote(s, with: "'")
         case .date(let date): return "datetimeoffset'\(WireDate.string(from: date))'"
         }
     }

@@ -15,6 +15,13 @@ import Testing
         #expect(statement.arguments == [.text("x")])
     }
 
+    /// An inner double quote is doubled even when a combining mark follows it (Swift sees one
+    /// character there, SQL a quote that would end the identifier).
+    @Test func everyInnerQuoteIsDoubled() {
+        #expect(SQLIdentifier.quote(#"say "hi""#) == #""say ""hi""""#)
+        #expect(SQLIdentifier.quote("x\"\u{301}); DROP TABLE t; --") == "\"x\"\"\u{301}); DROP TABLE t; --\"")
+    }
+
     @Test func onlyASCIILettersFoldAndUnknownNamesAreStillRefused() {
         let fruit = SQLTranslator(table: "fruit", columns: ["id": .text, "äpfel": .integer])
         #expect(throws: QueryError.self) { try fruit.expression(.member("Äpfel")) }

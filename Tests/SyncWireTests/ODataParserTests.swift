@@ -146,6 +146,22 @@ import Testing
         #expect(ODataPrinter.filter(.unary(.not, .binary(.eq, .member("n"), .literal(.int(2))))) == "not (n eq 2)")
     }
 
+    /// Found by `fuzz-query`: a string whose `'` is followed by a combining mark (`'` U+0653)
+    /// printed with that quote single (escaping compared characters, and `'` + U+0653 is one), so
+    /// the literal ended early and the rest of the string was read as filter syntax. Every quote
+    /// is doubled now, and the printed filter is the one that was meant.
+    @Test func quotesFollowedByCombiningMarksAreEscaped() throws {
+        let sneaky = "x'\u{301} or 1 eq 1 or '"
+        let tree = FilterExpression.binary(.eq, .member("owner"), .literal(.string(sneaky)))
+        let printed = ODataPrinter.filter(tree)
+        #expect(printed == "owner eq 'x''\u{301} or 1 eq 1 or '''")
+        #expect(try ODataParser.parseFilter(printed) == tree)
+        for text in ["'\u{653}", "''\u{653}gth'''", "\u{301}'", "'\u{301}'\u{301}'"] {
+            #expect(try ODataParser.parseFilter(ODataPrinter.filter(.literal(.string(text)))) == .literal(.string(text)))
+        }
+        #expect(DelimitedText.quote("a\"\u{301}b", with: "\"") == "\"a\"\"\u{301}b\"")
+    }
+
     /// The limit is on the tree: a chain counts one level per operator, and nothing deeper than
     /// ``ODataParser/maximumDepth`` is accepted however it is spelled.
     @Test func filtersDeeperThanTheLimitAreRefusedHoweverSpelled() {
