@@ -44,6 +44,7 @@ import Testing
     @Test(arguments: [
         "", "a eq", "eq 1", "(a eq 1", "a eq 1)", "'unterminated", "frobnicate(a)", "a eq 1 2", "a eq @", "datetime'yesterday'",
         "12abc eq 1", "99999999999999999999 eq a", "a eq 1 and", "substring(a)", "a/b eq 1",
+        "a gt datetime'0000-01-01T00:00:00+01:00'",
     ])
     func badExpressionsAreErrors(_ text: String) {
         #expect(throws: QueryError.self) { try ODataParser.parseFilter(text) }
