@@ -22,6 +22,9 @@ public struct SQLFragment: Sendable, Hashable {
 
     private var pieces: [Piece] = []
 
+    /// How large the fragment is, kept up to date as it grows.
+    private(set) var size = Size()
+
     /// An empty fragment.
     public init() {}
 
@@ -39,6 +42,8 @@ public struct SQLFragment: Sendable, Hashable {
     public static func bind(_ value: SQLValue) -> SQLFragment {
         var fragment = SQLFragment()
         fragment.pieces.append(.parameter(value))
+        fragment.size.parameters = 1
+        fragment.size.length = 1
         return fragment
     }
 
@@ -55,22 +60,29 @@ public struct SQLFragment: Sendable, Hashable {
     /// - Parameter sql: Text written by the program, never a value from outside.
     public mutating func append(raw sql: String) {
         guard !sql.isEmpty else { return }
-        if case .text(let last)? = pieces.last {
-            pieces[pieces.count - 1] = .text(last + sql)
-        } else {
-            pieces.append(.text(sql))
-        }
+        size.add(text: sql)
+        appendText(sql)
     }
 
     /// Appends `other` as it is, with its parameters.
     ///
     /// - Parameter other: The fragment to append.
     public mutating func append(_ other: SQLFragment) {
+        size.add(other.size)
         for piece in other.pieces {
             switch piece {
-            case .text(let sql): append(raw: sql)
+            case .text(let sql): appendText(sql)
             case .parameter: pieces.append(piece)
             }
+        }
+    }
+
+    /// Appends text to the pieces (its size already counted).
+    private mutating func appendText(_ sql: String) {
+        if case .text(let last)? = pieces.last {
+            pieces[pieces.count - 1] = .text(last + sql)
+        } else {
+            pieces.append(.text(sql))
         }
     }
 
@@ -106,6 +118,52 @@ public struct SQLFragment: Sendable, Hashable {
             }
         }
         return SQLStatement(sql, arguments)
+    }
+}
+
+extension SQLFragment {
+    /// The measures of a fragment that engines limit: its length, its parameters and how deeply
+    /// its parentheses nest.
+    struct Size: Sendable, Hashable {
+        /// The UTF-8 length of the text, each placeholder counted as one byte.
+        var length = 0
+        /// The number of bound values.
+        var parameters = 0
+        /// The deepest nesting of parentheses in the text (outside quotes), counted from the
+        /// fragment's start.
+        var nesting = 0
+        /// The parentheses opened and not yet closed at the fragment's end.
+        var open = 0
+
+        /// Counts text appended at the end: its length and its parentheses outside quoted
+        /// identifiers and string literals (a quote in the program's text always closes in
+        /// the same text).
+        mutating func add(text sql: String) {
+            length += sql.utf8.count
+            var quote: UInt8?
+            for byte in sql.utf8 {
+                if let opening = quote {
+                    if byte == opening { quote = nil }  // a doubled quote closes and reopens
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "'"), UInt8(ascii: "\""): quote = byte
+                case UInt8(ascii: "("):
+                    open += 1
+                    nesting = max(nesting, open)
+                case UInt8(ascii: ")"): open -= 1
+                default: continue
+                }
+            }
+        }
+
+        /// Counts a fragment appended at the end.
+        mutating func add(_ other: Size) {
+            length += other.length
+            parameters += other.parameters
+            nesting = max(nesting, open + other.nesting)
+            open += other.open
+        }
     }
 }
 

@@ -1,8 +1,25 @@
 import SyncWire
 
 extension SQLTranslator {
+    /// The SQL of `expression`, `depth` levels below the root, within the size limits (checked
+    /// at every node, so an operand repeated at every level fails early, not after growing).
     func translate(_ expression: FilterExpression, depth: Int) throws(QueryError) -> SQLFragment {
         guard depth < Self.maximumDepth else { throw QueryError("the filter is nested too deeply") }
+        return try checkSize(node(expression, depth: depth))
+    }
+
+    /// `fragment`, when it is within ``maximumNesting``, ``maximumParameters`` and
+    /// ``maximumLength``.
+    func checkSize(_ fragment: SQLFragment) throws(QueryError) -> SQLFragment {
+        guard fragment.size.nesting <= Self.maximumNesting else { throw QueryError("the filter is nested too deeply") }
+        guard fragment.size.parameters <= Self.maximumParameters else {
+            throw QueryError("the filter has too many values (at most \(Self.maximumParameters) once written as SQL)")
+        }
+        guard fragment.size.length <= Self.maximumLength else { throw QueryError("the filter is too large once written as SQL") }
+        return fragment
+    }
+
+    private func node(_ expression: FilterExpression, depth: Int) throws(QueryError) -> SQLFragment {
         switch expression {
         case .literal(let literal):
             return self.literal(literal)
@@ -12,6 +29,8 @@ extension SQLTranslator {
             return "NOT \(try translate(operand, depth: depth + 1))"
         case .unary(.negate, let operand):
             return "-\(try translate(operand, depth: depth + 1))"
+        case .binary(let op, let lhs, let rhs) where op == .and || op == .or:
+            return try run(op, lhs, rhs, depth: depth)
         case .binary(let op, let lhs, let rhs):
             return try binary(op, lhs, rhs, depth: depth)
         case .function(let function, let arguments):
@@ -35,6 +54,24 @@ extension SQLTranslator {
         case .string(let s): return .bind(.text(s))
         case .date(let date): return .bind(.text(WireDate.string(from: date)))
         }
+    }
+
+    /// A run of `and` (or of `or`), which the parser builds left-nested (`(a and b) and c`),
+    /// written flat, `(a) AND (b) AND (c)`: the same meaning (both are associative, in SQL's
+    /// three-valued logic too) with no nesting per term, so a long list fits the engine's parser.
+    private func run(_ op: BinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression, depth: Int) throws(QueryError)
+        -> SQLFragment
+    {
+        var terms = [rhs]
+        var rest = lhs
+        while case .binary(let inner, let left, let right) = rest, inner == op {
+            terms.append(right)
+            rest = left
+        }
+        terms.append(rest)
+        var parts: [SQLFragment] = []
+        for term in terms.reversed() { parts.append("\(try translate(term, depth: depth + 1))") }
+        return .joined(parts, separator: op == .and ? " AND " : " OR ")
     }
 
     private func binary(_ op: BinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression, depth: Int) throws(QueryError)

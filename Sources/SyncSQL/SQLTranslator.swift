@@ -10,7 +10,22 @@ public import SyncWire
 /// `$select=Text` returns `text`.
 public struct SQLTranslator: Sendable {
     /// The deepest expression accepted; deeper trees are refused rather than risking the stack.
+    /// A run of one `and` or one `or` (`a or b or c`) counts as one level: it is written flat.
     public static let maximumDepth = 100
+
+    /// The most values one statement binds: SQLite before 3.32 (the local store's SQLCipher
+    /// 3.4.1 is SQLite 3.15) refuses more than 999 parameters.
+    public static let maximumParameters = 999
+
+    /// The deepest nesting of parentheses in a statement's SQL. SQLite before 3.46 parses a
+    /// statement with a fixed stack of 100 entries and refuses deeper text ("parser stack
+    /// overflow"); the most nested spellings (a call inside a comparison inside `CASE`, as
+    /// `floor` is written) use about four entries per parenthesis.
+    public static let maximumNesting = 20
+
+    /// The longest SQL of one statement, in bytes: a bound for spellings that repeat an operand
+    /// (`floor` writes its operand five times), whose size grows exponentially when nested.
+    public static let maximumLength = 256 * 1024
 
     /// The table queried.
     public let table: String
@@ -42,7 +57,9 @@ public struct SQLTranslator: Sendable {
     ///   - extraFilter: A filter ANDed with the query's, such as "not deleted".
     /// - Returns: The statement.
     /// - Throws: ``QueryError`` for an unknown column, a negative `$top`/`$skip` or a filter that
-    ///   is nested too deeply or calls a function with the wrong number of arguments.
+    ///   is nested too deeply, is too large once written as SQL (``maximumNesting``,
+    ///   ``maximumParameters``, ``maximumLength``) or calls a function with the wrong number of
+    ///   arguments.
     public func select(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
         let selection = try query.selection.map { (name) throws(QueryError) in try column(name) }
         var sql: SQLFragment = "SELECT \(inline: selection.isEmpty ? "*" : .joined(selection, separator: ", ")) FROM \(identifier: table)"
@@ -65,7 +82,7 @@ public struct SQLTranslator: Sendable {
             sql.append(raw: " ")
             sql.append(dialect.limit(query.top, offset: query.skip))
         }
-        return sql.statement(in: dialect)
+        return try checkSize(sql).statement(in: dialect)
     }
 
     /// `SELECT count(*)` of the rows the query's filter (AND `extraFilter`) matches, ignoring
@@ -79,7 +96,7 @@ public struct SQLTranslator: Sendable {
     public func count(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
         var sql: SQLFragment = "SELECT count(*) FROM \(identifier: table)"
         try appendWhere(&sql, query.filter, extraFilter)
-        return sql.statement(in: dialect)
+        return try checkSize(sql).statement(in: dialect)
     }
 
     /// `DELETE` of the rows the query's filter (AND `extraFilter`) matches.
@@ -92,7 +109,7 @@ public struct SQLTranslator: Sendable {
     public func delete(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
         var sql: SQLFragment = "DELETE FROM \(identifier: table)"
         try appendWhere(&sql, query.filter, extraFilter)
-        return sql.statement(in: dialect)
+        return try checkSize(sql).statement(in: dialect)
     }
 
     /// The SQL of one filter expression.
@@ -101,7 +118,7 @@ public struct SQLTranslator: Sendable {
     /// - Returns: The expression as a statement fragment with its arguments.
     /// - Throws: ``QueryError`` when the expression cannot be translated.
     public func expression(_ filter: FilterExpression) throws(QueryError) -> SQLStatement {
-        try translate(filter, depth: 0).statement(in: dialect)
+        try checkSize(translate(filter, depth: 0)).statement(in: dialect)
     }
 
     private func appendWhere(_ sql: inout SQLFragment, _ filters: FilterExpression?...) throws(QueryError) {

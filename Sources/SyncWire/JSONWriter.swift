@@ -2,8 +2,10 @@ public import Foundation
 
 /// Writes ``JSONValue``s as compact RFC 8259 JSON text that ``JSONParser`` reads back equal.
 ///
-/// - Object members are sorted by name (Swift string order: Unicode scalar order of the
-///   canonical form), so one value always gives the same bytes.
+/// - Object members are sorted by the UTF-8 bytes of their names (the order Foundation's
+///   `JSONEncoder` sorts keys in), a total order, so one value always gives the same bytes.
+///   (Swift's `<` on strings is not one: neither `"é-" < "é"` nor the reverse holds when the
+///   second `é` is written `e` + U+0301, and members would follow the dictionary's order.)
 /// - Strings escape `"` and `\`, write U+0008, U+0009, U+000A, U+000C and U+000D as `\b \t \n
 ///   \f \r`, the other control characters as `\u00xx` (lowercase hex), and everything else as
 ///   UTF-8 (`/` is not escaped).
@@ -73,12 +75,12 @@ struct JSONOutput {
         }
     }
 
-    /// Writes an object, members sorted by name.
+    /// Writes an object, members sorted by the UTF-8 bytes of their names.
     mutating func write(_ object: JSONObject, depth: Int) throws(JSONError) {
         guard depth < JSONParser.maximumDepth else { throw JSONError(.tooDeep, at: nil) }
         bytes.append(ASCII.openBrace)
         var first = true
-        for (name, member) in object.sorted(by: { $0.key < $1.key }) {
+        for (name, member) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
             if !first { bytes.append(ASCII.comma) }
             first = false
             write(name)

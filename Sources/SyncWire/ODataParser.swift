@@ -1,6 +1,15 @@
 /// Parses the G2 (OData v3) query options: `$filter`, `$orderby`, `$select`, `$top`, `$skip`,
 /// `$inlinecount`, `__includeDeleted`.
 public enum ODataParser {
+    /// The deepest filter accepted: at most this many nodes (operators, function calls,
+    /// operands) on any path from the root of the tree to a leaf, and at most this many
+    /// parentheses, prefix operators and function calls nested in the text.
+    ///
+    /// The bound is on the tree, not only on the text, so that every filter the parser accepts
+    /// prints (``ODataPrinter``) as text it accepts again: the printed form nests no deeper than
+    /// its tree. A chain of `and` / `or` terms counts one level per operator.
+    public static let maximumDepth = 64
+
     /// Parses a `$filter` expression.
     ///
     /// Precedence, loosest first: `or`, `and`, comparisons (`eq ne gt ge lt le`), `add sub`,
@@ -8,12 +17,13 @@ public enum ODataParser {
     /// (optional `L`), reals (optional exponent and `f`/`m`/`d`), `true`, `false`, `null`,
     /// `datetime'…'`, `datetimeoffset'…'`.
     ///
-    /// - Throws: ``QueryError`` with a one-line message.
+    /// - Throws: ``QueryError`` with a one-line message; for a filter deeper than
+    ///   ``maximumDepth``, "the filter is nested too deeply".
     public static func parseFilter(_ text: String) throws(QueryError) -> FilterExpression {
         var parser = try Parser(text)
-        let expression = try parser.orExpression(depth: 0)
+        let parsed = try parser.orExpression(depth: 0)
         guard parser.token == .end else { throw QueryError("unexpected text at position \(parser.lexer.position)") }
-        return expression
+        return parsed.expression
     }
 
     /// Parses `$orderby`: comma-separated column names, each optionally `asc` or `desc`.
@@ -87,7 +97,27 @@ public enum ODataParser {
     }
 }
 
-/// Recursive descent over the tokens, with a depth bound.
+/// An expression and its height: the number of nodes on the longest path from it to a leaf.
+private struct Parsed {
+    let expression: FilterExpression
+    let height: Int
+
+    /// A leaf: a literal or a member.
+    init(leaf expression: FilterExpression) {
+        self.expression = expression
+        self.height = 1
+    }
+
+    /// A node over `children`, refused when it makes the tree deeper than the limit.
+    init(_ expression: FilterExpression, over children: [Parsed]) throws(QueryError) {
+        self.expression = expression
+        self.height = 1 + children.reduce(0) { max($0, $1.height) }
+        guard height <= ODataParser.maximumDepth else { throw QueryError("the filter is nested too deeply") }
+    }
+}
+
+/// Recursive descent over the tokens, with a bound on the recursion (parentheses, prefix
+/// operators, calls) and on the height of the tree built.
 private struct Parser {
     var lexer: ODataLexer
     var token: ODataToken
@@ -107,60 +137,67 @@ private struct Parser {
 
     /// Each parenthesis, unary operator or function call is one level; the bound keeps the
     /// recursion far from the stack's end.
-    static let maximumDepth = 64
-
     func checkDepth(_ depth: Int) throws(QueryError) {
-        guard depth < Self.maximumDepth else { throw QueryError("the filter is nested too deeply") }
+        guard depth < ODataParser.maximumDepth else { throw QueryError("the filter is nested too deeply") }
     }
 
-    mutating func orExpression(depth: Int) throws(QueryError) -> FilterExpression {
+    /// `lhs op rhs`, within the height limit.
+    func binary(_ op: BinaryOperator, _ lhs: Parsed, _ rhs: Parsed) throws(QueryError) -> Parsed {
+        try Parsed(.binary(op, lhs.expression, rhs.expression), over: [lhs, rhs])
+    }
+
+    mutating func orExpression(depth: Int) throws(QueryError) -> Parsed {
         try checkDepth(depth)
         var lhs = try andExpression(depth: depth)
-        while try keyword(["or"]) != nil { lhs = .binary(.or, lhs, try andExpression(depth: depth)) }
+        while try keyword(["or"]) != nil { lhs = try binary(.or, lhs, try andExpression(depth: depth)) }
         return lhs
     }
 
-    mutating func andExpression(depth: Int) throws(QueryError) -> FilterExpression {
+    mutating func andExpression(depth: Int) throws(QueryError) -> Parsed {
         var lhs = try comparison(depth: depth)
-        while try keyword(["and"]) != nil { lhs = .binary(.and, lhs, try comparison(depth: depth)) }
+        while try keyword(["and"]) != nil { lhs = try binary(.and, lhs, try comparison(depth: depth)) }
         return lhs
     }
 
-    mutating func comparison(depth: Int) throws(QueryError) -> FilterExpression {
+    mutating func comparison(depth: Int) throws(QueryError) -> Parsed {
         var lhs = try additive(depth: depth)
         while let word = try keyword(["eq", "ne", "gt", "ge", "lt", "le"]), let op = BinaryOperator(rawValue: word) {
-            lhs = .binary(op, lhs, try additive(depth: depth))
+            lhs = try binary(op, lhs, try additive(depth: depth))
         }
         return lhs
     }
 
-    mutating func additive(depth: Int) throws(QueryError) -> FilterExpression {
+    mutating func additive(depth: Int) throws(QueryError) -> Parsed {
         var lhs = try multiplicative(depth: depth)
         while let word = try keyword(["add", "sub"]), let op = BinaryOperator(rawValue: word) {
-            lhs = .binary(op, lhs, try multiplicative(depth: depth))
+            lhs = try binary(op, lhs, try multiplicative(depth: depth))
         }
         return lhs
     }
 
-    mutating func multiplicative(depth: Int) throws(QueryError) -> FilterExpression {
+    mutating func multiplicative(depth: Int) throws(QueryError) -> Parsed {
         var lhs = try unary(depth: depth)
         while let word = try keyword(["mul", "div", "mod"]), let op = BinaryOperator(rawValue: word) {
-            lhs = .binary(op, lhs, try unary(depth: depth))
+            lhs = try binary(op, lhs, try unary(depth: depth))
         }
         return lhs
     }
 
-    mutating func unary(depth: Int) throws(QueryError) -> FilterExpression {
+    mutating func unary(depth: Int) throws(QueryError) -> Parsed {
         try checkDepth(depth)
-        if try keyword(["not"]) != nil { return .unary(.not, try unary(depth: depth + 1)) }
+        if try keyword(["not"]) != nil {
+            let operand = try unary(depth: depth + 1)
+            return try Parsed(.unary(.not, operand.expression), over: [operand])
+        }
         if token == .minus {
             try advance()
-            return .unary(.negate, try unary(depth: depth + 1))
+            let operand = try unary(depth: depth + 1)
+            return try Parsed(.unary(.negate, operand.expression), over: [operand])
         }
         return try primary(depth: depth)
     }
 
-    mutating func primary(depth: Int) throws(QueryError) -> FilterExpression {
+    mutating func primary(depth: Int) throws(QueryError) -> Parsed {
         try checkDepth(depth)
         switch token {
         case .openParen:
@@ -169,22 +206,22 @@ private struct Parser {
             guard token == .closeParen else { throw QueryError("missing ')' at position \(lexer.position)") }
             try advance()
             return inner
-        case .string(let s): try advance(); return .literal(.string(s))
-        case .int(let i): try advance(); return .literal(.int(i))
-        case .double(let d): try advance(); return .literal(.double(d))
-        case .date(let d): try advance(); return .literal(.date(d))
+        case .string(let s): try advance(); return Parsed(leaf: .literal(.string(s)))
+        case .int(let i): try advance(); return Parsed(leaf: .literal(.int(i)))
+        case .double(let d): try advance(); return Parsed(leaf: .literal(.double(d)))
+        case .date(let d): try advance(); return Parsed(leaf: .literal(.date(d)))
         case .identifier(let word):
             try advance()
             switch word {
-            case "true": return .literal(.bool(true))
-            case "false": return .literal(.bool(false))
-            case "null": return .literal(.null)
+            case "true": return Parsed(leaf: .literal(.bool(true)))
+            case "false": return Parsed(leaf: .literal(.bool(false)))
+            case "null": return Parsed(leaf: .literal(.null))
             default: break
             }
-            guard token == .openParen else { return .member(word) }
+            guard token == .openParen else { return Parsed(leaf: .member(word)) }
             guard let function = FilterFunction(rawValue: word) else { throw QueryError("unknown function '\(word.prefix(64))'") }
             try advance()
-            var arguments: [FilterExpression] = []
+            var arguments: [Parsed] = []
             if token != .closeParen {
                 arguments.append(try orExpression(depth: depth + 1))
                 while token == .comma {
@@ -197,7 +234,7 @@ private struct Parser {
             guard function.arity.contains(arguments.count) else {
                 throw QueryError("\(word) does not take \(arguments.count) argument\(arguments.count == 1 ? "" : "s")")
             }
-            return .function(function, arguments)
+            return try Parsed(.function(function, arguments.map(\.expression)), over: arguments)
         case .end: throw QueryError("the expression ends too early")
         default: throw QueryError("unexpected token at position \(lexer.position)")
         }

@@ -3,7 +3,10 @@ import Foundation
 /// Prints filter trees as OData text that ``ODataParser`` reads back to the same tree.
 ///
 /// Nested binary expressions are parenthesised, as the Mobile Apps SDKs do:
-/// `(text eq 'MATCH') and (updatedAt ge datetimeoffset'1970-01-01T00:00:00.000Z')`.
+/// `(text eq 'MATCH') and (updatedAt ge datetimeoffset'1970-01-01T00:00:00.000Z')`. The operand
+/// of `not` and `-` is parenthesised only when it is a binary expression (`not done`,
+/// `not (n gt 2)`), so the text never nests deeper than the tree: whatever the parser accepted
+/// (``ODataParser/maximumDepth``) prints as text it accepts.
 public enum ODataPrinter {
     /// The OData text of `expression`.
     public static func filter(_ expression: FilterExpression) -> String {
@@ -19,8 +22,13 @@ public enum ODataPrinter {
         switch expression {
         case .literal(let literal): return string(literal)
         case .member(let name): return name
-        case .unary(.not, let operand): return "not (\(string(operand, nested: false)))"
-        case .unary(.negate, let operand): return "-(\(string(operand, nested: false)))"
+        case .unary(let op, let operand):
+            let text = string(operand, nested: true)
+            switch op {
+            case .not: return "not " + text
+            // `-5` would read as the literal −5, not as the negation of 5.
+            case .negate: return text.unicodeScalars.first.map { ("0"..."9").contains($0) } == true ? "- " + text : "-" + text
+            }
         case .binary(let op, let lhs, let rhs):
             let text = "\(string(lhs, nested: true)) \(op.rawValue) \(string(rhs, nested: true))"
             return nested ? "(\(text))" : text
@@ -37,7 +45,7 @@ public enum ODataPrinter {
         case .double(let d):
             let text = "\(d)"
             return text.contains(".") || text.contains("e") ? text : text + ".0"
-        case .string(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .string(let s): return DelimitedText.quote(s, with: "'")
         case .date(let date): return "datetimeoffset'\(WireDate.string(from: date))'"
         }
     }

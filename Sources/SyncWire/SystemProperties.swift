@@ -57,10 +57,17 @@ public enum ItemID {
 public enum WireDate {
     /// Formats a date with millisecond precision (truncating, as the protocol does).
     public static func string(from date: Date) -> String {
-        // Round to the microsecond first so a value parsed from millisecond text (which a Double
-        // holds only approximately) prints back as the same text, then truncate to milliseconds.
-        let millis = ((date.timeIntervalSince1970 * 1_000_000).rounded() / 1000).rounded(.down)
-        guard millis.isFinite else { return string(milliseconds: millis < 0 ? .min : .max) }
+        // A date read from millisecond text holds its millisecond only approximately: a Double of
+        // seconds, converted to and from Foundation's reference date. Within that error (at most
+        // 2.5 units in the last place of the larger of the two, measured 1.5; half a microsecond
+        // at least) the date is that millisecond, so it prints back as the same text in any year;
+        // otherwise it is truncated.
+        let seconds = date.timeIntervalSince1970
+        let scaled = seconds * 1000
+        guard scaled.isFinite else { return string(milliseconds: scaled < 0 ? .min : .max) }
+        let nearest = scaled.rounded()
+        let tolerance = max(0.000_5, 3 * max(abs(seconds), abs(date.timeIntervalSinceReferenceDate)).ulp * 1000)
+        let millis = abs(scaled - nearest) <= tolerance ? nearest : scaled.rounded(.down)
         return string(milliseconds: Int64(max(min(millis, 9e15), -9e15)))
     }
 

@@ -3,14 +3,17 @@
 /// Read: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` — four-digit year (0000–9999), a real
 /// calendar date of the proleptic Gregorian calendar, hours 00–23, minutes and seconds 00–59
 /// (no leap second), one or more fraction digits, `Z` or an offset of at most 23:59 (`T` and `Z`
-/// upper case). Digits after the milliseconds are dropped, never rounded.
+/// upper case). Digits after the milliseconds are dropped, never rounded. An offset that moves
+/// the instant outside the years 0000–9999 UTC (`0000-01-01T00:00:00+01:00`) is refused: that
+/// instant has no text of the written form.
 /// Written: `YYYY-MM-DDTHH:MM:SS.mmmZ`, fixed width, so text order is time order.
 extension WireDate {
     /// Milliseconds since 1970-01-01T00:00:00Z of a wire timestamp, digits beyond the
     /// millisecond truncated (`…:00.9996Z` is `…:00.999Z`: rounding up would skip rows that share
     /// the boundary timestamp).
     /// - Parameter text: the timestamp text.
-    /// - Returns: the milliseconds, or `nil` when the text is not a timestamp of that form.
+    /// - Returns: the milliseconds, or `nil` when the text is not a timestamp of that form or
+    ///   names an instant outside the years 0000–9999 UTC.
     public static func milliseconds(from text: String) -> Int64? {
         if let parsed = text.utf8.withContiguousStorageIfAvailable({ milliseconds(utf8: $0) }) { return parsed }
         return Array(text.utf8).withUnsafeBufferPointer { milliseconds(utf8: $0) }
@@ -88,7 +91,9 @@ extension WireDate {
 
         let days = TimestampText.days(fromCivilYear: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
-        return seconds * 1000 + millisecond
+        let milliseconds = seconds * 1000 + millisecond
+        guard (TimestampText.earliest...TimestampText.latest).contains(milliseconds) else { return nil }
+        return milliseconds
     }
 
     /// The decimal number of the `count` ASCII digits at `start`, or `nil`.

@@ -38,7 +38,7 @@ struct NumberedDialect: SQLDialect {
             table: "t", filter: filter, orderBy: [OrderBy("n", ascending: false)], top: 10, skip: 20, selection: ["id", "text"])
         let statement = try translator.select(query, extraFilter: .binary(.eq, .member("deleted"), .literal(.bool(false))))
         #expect(statement.sql == #"""
-            SELECT "id", "text" FROM "t" WHERE (((position(lower(($1)) in lower(("text"))) > 0) AND (("done") = (TRUE))) \#
+            SELECT "id", "text" FROM "t" WHERE ((position(lower(($1)) in lower(("text"))) > 0) AND (("done") = (TRUE)) \#
             AND (("n") > ($2))) AND (("deleted") = (FALSE)) ORDER BY "n" DESC, "id" ASC LIMIT $3 OFFSET $4
             """#)
         #expect(statement.arguments == [.text("a"), .integer(3), .integer(10), .integer(20)])

@@ -28,6 +28,25 @@ import Testing
         }
     }
 
+    /// `floor` and `ceiling` repeat their operand in SQL, so nested calls grew as 5^n: a
+    /// `$filter` of a few hundred bytes became gigabytes of SQL and took the server's memory.
+    /// Such a filter is a 400 naming the reason; a reasonable one still runs.
+    @Test func filtersThatWouldGrowExponentiallyInSQLAreRefused() async throws {
+        try await TestServer.run(.testing()) { server in
+            try await server.send(.post, "/tables/todo", object: ["id": "1", "n": 2])
+            for function in ["floor", "ceiling"] {
+                for depth in [7, 8] {
+                    let filter = String(repeating: "\(function)(", count: depth) + "n" + String(repeating: ")", count: depth) + " eq 2"
+                    let reply = try await server.send(.get, "/tables/todo?$filter=" + ODataQuery.encode(filter))
+                    #expect(reply.status == .badRequest, "\(function) × \(depth)")
+                    #expect(reply.errorMessage == "the filter is too large once written as SQL")
+                }
+                let reasonable = try await server.send(.get, "/tables/todo?$filter=" + ODataQuery.encode("\(function)(\(function)(n)) eq 2"))
+                #expect(reasonable.array.map { $0["id"] } == ["1"])
+            }
+        }
+    }
+
     @Test func hugeAndGarbageBodiesAreRefused() async throws {
         try await TestServer.run(.testing()) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "keep"])

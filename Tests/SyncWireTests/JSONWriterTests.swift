@@ -20,6 +20,26 @@ import Testing
         #expect(try JSONWriter.string(.object(object)) == #"{"B":2,"Z":8,"_":5,"a10":3,"a2":4,"b":1,"e":7,"é":6}"#)
     }
 
+    /// Found by `fuzz-json`: `{"é-":1,"é":2}`, the second `é` written `e` + U+0301, wrote its
+    /// members in either order, because Swift's `<` holds neither way between those names and
+    /// the sort kept the dictionary's order. Members are sorted by the bytes of their names, so
+    /// one object gives one text whatever its dictionary's layout (and Foundation's order).
+    @Test func membersAreSortedByTheBytesOfTheirNamesWhateverTheDictionary() throws {
+        let names = ["f", "e\u{301}x", "\u{E9}-", "e\u{301}", "\u{E0}!", "a\u{300}", "\u{F6}.", "o\u{308}", "Z", ""]
+        let expected = #"{"":9,"Z":8,"a\#u{300}":5,"e\#u{301}":3,"e\#u{301}x":1,"f":0,"o\#u{308}":7,"\#u{E0}!":4,"\#u{E9}-":2,"\#u{F6}.":6}"#
+        for capacity in [0, 3, 16, 64, 1024] {
+            for order in [Array(names.enumerated()), names.enumerated().reversed()] {
+                var object = JSONObject(minimumCapacity: capacity)
+                for (value, name) in order { object[name] = .int(Int64(value)) }
+                #expect(try JSONWriter.string(.object(object)) == expected, "capacity \(capacity)")
+            }
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let object = JSONObject(uniqueKeysWithValues: names.enumerated().map { ($1, JSONValue.int(Int64($0))) })
+        #expect(try JSONWriter.data(object) == encoder.encode(object))
+    }
+
     @Test func numbersKeepTheirKind() throws {
         let integers: JSONValue = [.int(.min), .int(.max), 0, -1, 42]
         #expect(try JSONWriter.string(integers) == "[-9223372036854775808,9223372036854775807,0,-1,42]")

@@ -44,6 +44,7 @@ import Testing
     @Test(arguments: [
         "", "a eq", "eq 1", "(a eq 1", "a eq 1)", "'unterminated", "frobnicate(a)", "a eq 1 2", "a eq @", "datetime'yesterday'",
         "12abc eq 1", "99999999999999999999 eq a", "a eq 1 and", "substring(a)", "a/b eq 1",
+        "a gt datetime'0000-01-01T00:00:00+01:00'",
     ])
     func badExpressionsAreErrors(_ text: String) {
         #expect(throws: QueryError.self) { try ODataParser.parseFilter(text) }
@@ -116,6 +117,59 @@ import Testing
                 return .function(function, (0..<function.arity.lowerBound).map { _ in tree(depth - 1) })
             default: return .binary(BinaryOperator.allCases[next(BinaryOperator.allCases.count)], tree(depth - 1), tree(depth - 1))
             }
+        }
+    }
+
+    /// Found by `fuzz-query`: `not not … done` (40 levels) parsed, but printed as
+    /// `not (not (… (done)))` it nested twice as deep and was refused; a chain of 65 terms
+    /// parsed flat and printed 64 parentheses deep. Whatever the parser accepts now prints as
+    /// text it reads back to the same tree, up to the limit, and a deeper tree is refused.
+    @Test func everyAcceptedFilterPrintsAsTextThatParsesBack() throws {
+        let deep = [
+            String(repeating: "not ", count: 40) + "done",
+            String(repeating: "not ", count: ODataParser.maximumDepth - 1) + "done",
+            String(repeating: "- ", count: 40) + "5",
+            String(repeating: "-", count: 40) + "n",
+            String(repeating: "not -", count: 31) + "(n add 1)",
+            String(repeating: "tolower(", count: 40) + "text" + String(repeating: ")", count: 40),
+        ]
+        let chains = (1...70).map { count in (0..<count).map { "n eq \($0)" }.joined(separator: " or ") }
+        let rightNested = (1...40).map { count in String(repeating: "a and (", count: count) + "b" + String(repeating: ")", count: count) }
+        var accepted = 0
+        for text in deep + chains + rightNested {
+            guard let tree = try? ODataParser.parseFilter(text) else { continue }
+            accepted += 1
+            let printed = ODataPrinter.filter(tree)
+            #expect(try ODataParser.parseFilter(printed) == tree, "\(printed.prefix(80))")
+        }
+        #expect(accepted == deep.count + 63 + rightNested.count, "chains of up to 63 terms are accepted")
+        #expect(ODataPrinter.filter(.unary(.negate, .literal(.int(5)))) == "- 5", "not the literal -5")
+        #expect(ODataPrinter.filter(.unary(.not, .binary(.eq, .member("n"), .literal(.int(2))))) == "not (n eq 2)")
+    }
+
+    /// Found by `fuzz-query`: a string whose `'` is followed by a combining mark (`'` U+0653)
+    /// printed with that quote single (escaping compared characters, and `'` + U+0653 is one), so
+    /// the literal ended early and the rest of the string was read as filter syntax. Every quote
+    /// is doubled now, and the printed filter is the one that was meant.
+    @Test func quotesFollowedByCombiningMarksAreEscaped() throws {
+        let sneaky = "x'\u{301} or 1 eq 1 or '"
+        let tree = FilterExpression.binary(.eq, .member("owner"), .literal(.string(sneaky)))
+        let printed = ODataPrinter.filter(tree)
+        #expect(printed == "owner eq 'x''\u{301} or 1 eq 1 or '''")
+        #expect(try ODataParser.parseFilter(printed) == tree)
+        for text in ["'\u{653}", "''\u{653}gth'''", "\u{301}'", "'\u{301}'\u{301}'"] {
+            #expect(try ODataParser.parseFilter(ODataPrinter.filter(.literal(.string(text)))) == .literal(.string(text)))
+        }
+        #expect(DelimitedText.quote("a\"\u{301}b", with: "\"") == "\"a\"\"\u{301}b\"")
+    }
+
+    /// The limit is on the tree: a chain counts one level per operator, and nothing deeper than
+    /// ``ODataParser/maximumDepth`` is accepted however it is spelled.
+    @Test func filtersDeeperThanTheLimitAreRefusedHoweverSpelled() {
+        let limit = ODataParser.maximumDepth
+        let chain = (0..<limit).map { "n eq \($0)" }.joined(separator: " or ")  // limit + 1 levels
+        for text in [chain, String(repeating: "not ", count: limit) + "done", String(repeating: "-", count: limit) + "n"] {
+            #expect(throws: QueryError("the filter is nested too deeply")) { try ODataParser.parseFilter(text) }
         }
     }
 

@@ -128,6 +128,39 @@ import Testing
         }
     }
 
+    /// Found by `fuzz-query`: `datetimeoffset'4212-04-04T04:04:04.400Z'` printed back as
+    /// `….399Z`: far from 1970 a `Date`'s `Double` misses the millisecond by more than the
+    /// half microsecond allowed for. Every millisecond of 0000–9999 now prints back as itself.
+    @Test func datesRoundTripThroughTextInEveryYear() throws {
+        var generator = SeededGenerator(seed: 13)
+        var texts = ["4212-04-04T04:04:04.400Z", "9999-12-31T23:59:59.999Z", "0000-01-01T00:00:00.000Z", "0000-01-01T00:00:00.001Z"]
+        for _ in 0..<20_000 {
+            texts.append(WireDate.string(milliseconds: Int64.random(in: TimestampRange.earliest...TimestampRange.latest, using: &generator)))
+        }
+        for text in texts {
+            let date = try #require(WireDate.date(from: text))
+            #expect(WireDate.string(from: date) == text)
+        }
+    }
+
+    /// Found by `fuzz-query`: an offset could move the instant outside the years the text can
+    /// write (`0000-01-01T00:00:00+01:00` is in year −1), and it printed back clamped, another
+    /// instant. Such text is refused; the same offsets inside the range are read.
+    @Test func instantsOutsideTheWrittenYearsAreRefused() {
+        for text in ["0000-01-01T00:00:00+01:00", "0000-01-01T00:59:59.999+01:00", "9999-12-31T23:59:59.999-00:01", "9999-12-31T23:00:00-01:00"] {
+            #expect(WireDate.milliseconds(from: text) == nil, "\(text)")
+        }
+        #expect(WireDate.milliseconds(from: "0000-01-01T01:00:00+01:00") == TimestampRange.earliest)
+        #expect(WireDate.milliseconds(from: "9999-12-31T22:59:59.999-01:00") == TimestampRange.latest)
+    }
+
+    /// The first and last milliseconds the text can write: 0000-01-01T00:00:00.000Z and
+    /// 9999-12-31T23:59:59.999Z.
+    enum TimestampRange {
+        static let earliest: Int64 = -62_167_219_200_000
+        static let latest: Int64 = 253_402_300_799_999
+    }
+
     /// The text of a date read from text is that text, over 1900–2100 (there the `Double` of a
     /// `Date` holds a millisecond within half a microsecond, which `string(from:)` allows for).
     @Test func datesRoundTripThroughText() throws {
