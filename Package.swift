@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -69,6 +70,7 @@ let package = Package(
             name: "sync-server",
             dependencies: [
                 "SyncServer",
+                "SyncWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -103,7 +105,12 @@ let package = Package(
         .testTarget(name: "SyncSQLTests", dependencies: ["SyncSQL", "SyncWire"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "SyncWire", "SyncTestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")]),
+            dependencies: [
+                "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ]),
         .testTarget(name: "SyncStoreTests", dependencies: [
             "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
         ]),

@@ -51,4 +51,17 @@ public protocol SQLDialect: Sendable {
     ///   - arguments: The translated arguments, in order; interpolate each as an operand.
     /// - Returns: The call's SQL; an argument used twice is bound twice.
     func call(_ function: FilterFunction, _ arguments: [SQLFragment]) -> SQLFragment
+
+    /// An operand of a comparison (`eq ne gt ge lt le`) with the `id` column, spelled so that
+    /// ids compare **without regard to the case of ASCII letters** (and of no other letters):
+    /// `id eq 'ONE'` finds `one`. Both operands of such a comparison are passed through it.
+    ///
+    /// SQLite returns the operand unchanged: a table whose ids fold declares its `id` column
+    /// `COLLATE NOCASE`, which folds ASCII letters only, and SQLite compares with the column's
+    /// collation (and can use its key). PostgreSQL spells `lower((x) COLLATE "C")` (under the C
+    /// collation `lower` folds ASCII letters only), matching an index on the same expression.
+    ///
+    /// - Parameter operand: The translated operand (the column or the other side).
+    /// - Returns: The operand as compared.
+    func foldedID(_ operand: SQLFragment) -> SQLFragment
 }

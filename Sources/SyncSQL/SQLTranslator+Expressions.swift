@@ -84,8 +84,13 @@ extension SQLTranslator {
                 return "\(try translate(other, depth: depth + 1)) IS \(inline: SQLFragment(raw: op == .eq ? "" : "NOT "))NULL"
             }
         }
-        let left = try translate(lhs, depth: depth + 1)
-        let right = try translate(rhs, depth: depth + 1)
+        var left = try translate(lhs, depth: depth + 1)
+        var right = try translate(rhs, depth: depth + 1)
+        if [.eq, .ne, .gt, .ge, .lt, .le].contains(op), isID(lhs) || isID(rhs) {
+            // Ids are one item whatever their ASCII case: compare them as the dialect folds them.
+            left = dialect.foldedID(left)
+            right = dialect.foldedID(right)
+        }
         let symbol: String
         switch op {
         case .or: symbol = "OR"
@@ -103,5 +108,11 @@ extension SQLTranslator {
         case .mod: symbol = "%"
         }
         return "\(left) \(inline: SQLFragment(raw: symbol)) \(right)"
+    }
+
+    /// Whether `expression` is the `id` column.
+    private func isID(_ expression: FilterExpression) -> Bool {
+        guard case .member(let name) = expression else { return false }
+        return ColumnKey(name) == ColumnKey(SystemProperty.id)
     }
 }

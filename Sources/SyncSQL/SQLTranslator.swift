@@ -7,7 +7,11 @@ public import SyncWire
 /// ``SQLIdentifier/quote(_:)``; every value is a bound argument, never text in the SQL. A member
 /// name finds its column the way SQLite does, without regard to ASCII case (``ColumnKey``), and
 /// the SQL names the column as stored, so `$filter=Text eq 'x'` filters the column `text` and
-/// `$select=Text` returns `text`.
+/// `$select=Text` returns `text`. A comparison with the `id` column compares ids as the
+/// dialect folds them (``SQLDialect/foldedID(_:)``).
+///
+/// An engine can restrict every statement to some rows (``restriction``): a condition of its
+/// own, on columns the query cannot name (the owner of a per-user table, say).
 public struct SQLTranslator: Sendable {
     /// The deepest expression accepted; deeper trees are refused rather than risking the stack.
     /// A run of one `and` or one `or` (`a or b or c`) counts as one level: it is written flat.
@@ -33,6 +37,8 @@ public struct SQLTranslator: Sendable {
     public let columns: [String: ColumnType]
     /// The engine's dialect.
     public let dialect: any SQLDialect
+    /// A condition every statement ANDs in first, written by the engine; `nil` for none.
+    public let restriction: SQLFragment?
     /// The stored spellings of `columns`.
     private let index: ColumnIndex
 
@@ -42,14 +48,17 @@ public struct SQLTranslator: Sendable {
     ///   - table: The table, as stored.
     ///   - columns: Its columns, as stored, with their types.
     ///   - dialect: The engine's dialect.
-    public init(table: String, columns: [String: ColumnType], dialect: some SQLDialect = .sqlite) {
+    ///   - restriction: A condition every statement (select, count, delete) ANDs in before the
+    ///     query's filter, such as `"$owner" = ?`; it may name columns that are not in `columns`.
+    public init(table: String, columns: [String: ColumnType], dialect: some SQLDialect = .sqlite, restriction: SQLFragment? = nil) {
         self.table = table
         self.columns = columns
         self.dialect = dialect
+        self.restriction = restriction
         self.index = ColumnIndex(columns.keys)
     }
 
-    /// `SELECT` for the query: selection, filter (AND `extraFilter`), order (with `id` as the last
+    /// `SELECT` for the query: selection, restriction AND filter AND `extraFilter`, order (with `id` as the last
     /// tie-breaker, so paging is stable), then the dialect's paging clause.
     ///
     /// - Parameters:
@@ -122,10 +131,9 @@ public struct SQLTranslator: Sendable {
     }
 
     private func appendWhere(_ sql: inout SQLFragment, _ filters: FilterExpression?...) throws(QueryError) {
-        let present = filters.compactMap { $0 }
-        guard !present.isEmpty else { return }
-        var parts: [SQLFragment] = []
-        for filter in present { parts.append("\(try translate(filter, depth: 0))") }
+        var parts: [SQLFragment] = restriction.map { ["\($0)"] } ?? []
+        for filter in filters.compactMap({ $0 }) { parts.append("\(try translate(filter, depth: 0))") }
+        guard !parts.isEmpty else { return }
         sql.append(raw: " WHERE ")
         sql.append(.joined(parts, separator: " AND "))
     }

@@ -53,6 +53,12 @@ public struct SQLiteDialect: SQLDialect {
     }
 }
 
+extension SQLiteDialect {
+    /// The operand unchanged: the `id` column of a table whose ids fold is `COLLATE NOCASE`
+    /// (ASCII letters folded), and SQLite compares with the column's collation.
+    public func foldedID(_ operand: SQLFragment) -> SQLFragment { operand }
+}
+
 extension SQLDialect where Self == SQLiteDialect {
     /// SQLite's dialect.
     public static var sqlite: SQLiteDialect { SQLiteDialect() }

@@ -3,30 +3,86 @@ public import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SyncWire
 
-/// Builds the router: the tables routes over `storage`.
-public func buildRouter(storage: any TableStorage, configuration: ServerConfiguration) -> Router<BasicRequestContext> {
-    let router = Router()
+/// Builds the router: `GET /health` and the tables routes over `storage`.
+///
+/// - Parameters:
+///   - storage: Where the tables are.
+///   - configuration: Paging, limits, soft delete, authentication, per-user tables.
+/// - Returns: The router.
+public func buildRouter(storage: any TableStorage, configuration: ServerConfiguration) -> Router<ServerRequestContext> {
+    let router = Router(context: ServerRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
-    let service = TableService(storage: storage, clock: WriteClock(), softDelete: configuration.softDelete)
+    router.get("health") { _, context in try await health(storage, logger: context.logger) }
+    let service = TableService(storage: storage, softDelete: configuration.softDelete)
     TableController(service: service, configuration: configuration).addRoutes(to: router)
     return router
 }
 
+/// `GET /health`: 200 `{"status":"ok"}` when the storage answers, else 503 with a JSON message
+/// (for load balancers; no API version or authentication needed).
+private func health(_ storage: any TableStorage, logger: Logger) async throws -> Response {
+    do {
+        try await storage.ping()
+        return try JSONResponse.make(["status": JSONValue.string("ok")] as JSONObject)
+    } catch {
+        logger.warning("Health check: the storage does not answer", metadata: ["error": "\(error)"])
+        return try JSONResponse.make(["error": JSONValue.string("The storage does not answer")] as JSONObject, status: .serviceUnavailable)
+    }
+}
+
+/// Opens the storage the configuration names.
+///
+/// - Parameter configuration: The server's configuration.
+/// - Returns: The open storage.
+/// - Throws: The engine's error, or ``TableStorageError`` for a database it cannot serve.
+public func openStorage(_ configuration: ServerConfiguration) async throws -> any TableStorage {
+    switch configuration.database {
+    case .memory, .sqlite: return try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger)
+    }
+}
+
+/// Checks that every existing table is stored as the kind the configuration serves it as (a
+/// per-user table served as shared would show every user's rows; a shared one served per user
+/// has rows without owners).
+///
+/// - Parameters:
+///   - storage: The storage.
+///   - configuration: Which tables are per-user.
+/// - Throws: ``TableStorageError/scopeMismatch(table:)`` naming the first table that is not.
+public func checkTables(_ storage: any TableStorage, _ configuration: ServerConfiguration) async throws {
+    for schema in try await storage.tables().sorted(by: { $0.name < $1.name })
+    where schema.isPerUser != configuration.perUserTables.contains(schema.name) {
+        throw TableStorageError.scopeMismatch(table: schema.name)
+    }
+}
+
 /// Builds the application: storage opened from the configuration, router, listening address.
 /// `onListening` receives the port once the server accepts connections.
+///
+/// - Returns: The application and its storage (the caller closes it after the application ran).
+/// - Throws: What ``openStorage(_:)`` and ``checkTables(_:_:)`` throw.
 public func buildApplication(
     _ configuration: ServerConfiguration, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (some ApplicationProtocol, any TableStorage) {
-    let storage = try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger)
-    return (buildApplication(configuration, storage: storage, onListening: onListening), storage)
+    let storage = try await openStorage(configuration)
+    do {
+        return (try await buildApplication(configuration, storage: storage, onListening: onListening), storage)
+    } catch {
+        try? await storage.close()
+        throw error
+    }
 }
 
 /// Builds the application over `storage` (the configuration's database is not used).
+///
+/// - Throws: What ``checkTables(_:_:)`` throws.
 public func buildApplication(
     _ configuration: ServerConfiguration, storage: any TableStorage, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
-) -> some ApplicationProtocol {
-    Application(
+) async throws -> some ApplicationProtocol {
+    try await checkTables(storage, configuration)
+    return Application(
         router: buildRouter(storage: storage, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ciphersync-sync-server"),
         onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
@@ -50,16 +106,25 @@ public final class RunningServer: Sendable {
 
     /// Starts a server with `configuration` (use port 0 for a free port) and returns once it
     /// accepts connections.
+    ///
+    /// - Throws: What ``openStorage(_:)`` throws, or why the server could not listen.
     public static func start(_ configuration: ServerConfiguration) async throws -> RunningServer {
-        let storage = try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger)
-        return try await start(configuration, storage: storage)
+        try await start(configuration, storage: try await openStorage(configuration))
     }
 
     /// Starts a server over `storage` (another engine, or a test's) and returns once it accepts
-    /// connections. The server owns the storage: ``stop()`` closes it.
+    /// connections. The server owns the storage: ``stop()`` closes it, and so does a failed start.
+    ///
+    /// - Throws: What ``checkTables(_:_:)`` throws, or why the server could not listen.
     public static func start(_ configuration: ServerConfiguration, storage: any TableStorage) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = buildApplication(configuration, storage: storage) { port in continuation.yield(port) }
+        let app: any Service
+        do {
+            app = try await buildApplication(configuration, storage: storage) { port in continuation.yield(port) }
+        } catch {
+            try? await storage.close()
+            throw error
+        }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: configuration.logger))
         let task = Task {
             // A server that fails to start (a port in use, say) ends the stream, so start() returns.

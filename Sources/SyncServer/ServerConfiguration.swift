@@ -1,10 +1,11 @@
 public import Logging
+import SyncSQL
 
 /// How the reference server runs.
 public struct ServerConfiguration: Sendable {
     /// Where the tables are stored.
     public enum Database: Sendable, Hashable {
-        /// An SQLite file (created if missing).
+        /// An SQLite file (created if missing), served by this process alone.
         case sqlite(path: String)
         /// An SQLite database in memory, gone when the server stops.
         case memory
@@ -14,6 +15,7 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// The port; 0 picks a free one.
     public var port: Int
+    /// Where the tables are stored.
     public var database: Database
     /// The most items one response carries (the server page size).
     public var pageSize: Int
@@ -23,14 +25,30 @@ public struct ServerConfiguration: Sendable {
     public var softDelete: Bool
     /// The largest request body accepted, in bytes.
     public var maxBodySize: Int
-    /// The `X-ZUMO-AUTH` token every table request must carry; `nil` lets every request in.
-    public var authenticationToken: String?
+    /// How table requests are authenticated.
+    public var authentication: Authentication
+    /// The tables whose rows belong to the user who wrote them.
+    public var perUserTables: PerUserTables
+    /// Where the server logs.
     public var logger: Logger
 
+    /// A configuration.
+    ///
+    /// - Parameters:
+    ///   - host: The address to listen on.
+    ///   - port: The port; 0 picks a free one.
+    ///   - database: Where the tables are stored.
+    ///   - pageSize: The most items one response carries.
+    ///   - maxTop: The largest `$top` accepted; 0 accepts any.
+    ///   - softDelete: Whether DELETE marks rows deleted instead of removing them.
+    ///   - maxBodySize: The largest request body accepted, in bytes.
+    ///   - authentication: How table requests are authenticated.
+    ///   - perUserTables: The tables whose rows belong to the user who wrote them.
+    ///   - logger: Where the server logs.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: Database = .memory, pageSize: Int = 50, maxTop: Int = 1000,
-        softDelete: Bool = true, maxBodySize: Int = 1 << 20, authenticationToken: String? = nil,
-        logger: Logger = Logger(label: "sync-server")
+        softDelete: Bool = true, maxBodySize: Int = 1 << 20, authentication: Authentication = .none,
+        perUserTables: PerUserTables = .none, logger: Logger = Logger(label: "sync-server")
     ) {
         self.host = host
         self.port = port
@@ -39,7 +57,42 @@ public struct ServerConfiguration: Sendable {
         self.maxTop = maxTop
         self.softDelete = softDelete
         self.maxBodySize = maxBodySize
-        self.authenticationToken = authenticationToken
+        self.authentication = authentication
+        self.perUserTables = perUserTables
         self.logger = logger
+    }
+}
+
+/// The tables whose rows belong to users: each row to the subject of the identity that
+/// inserted it, visible and changeable by that user alone. Names match whatever their ASCII
+/// case, as table names do.
+public struct PerUserTables: Sendable, Hashable {
+    private let names: Set<ColumnKey>
+    private let everyTable: Bool
+
+    /// No per-user table: every table is shared.
+    public static let none = PerUserTables(names: [], everyTable: false)
+    /// Every table is per-user.
+    public static let all = PerUserTables(names: [], everyTable: true)
+
+    /// The tables named `names`.
+    ///
+    /// - Parameter names: Table names.
+    /// - Returns: The set.
+    public static func named(_ names: some Sequence<String>) -> PerUserTables {
+        PerUserTables(names: Set(names.map(ColumnKey.init)), everyTable: false)
+    }
+
+    private init(names: Set<ColumnKey>, everyTable: Bool) {
+        self.names = names
+        self.everyTable = everyTable
+    }
+
+    /// Whether `table` is per-user.
+    ///
+    /// - Parameter table: A table name, in any case.
+    /// - Returns: `true` when its rows belong to users.
+    public func contains(_ table: String) -> Bool {
+        everyTable || names.contains(ColumnKey(table))
     }
 }

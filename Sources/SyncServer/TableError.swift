@@ -24,10 +24,23 @@ public struct TableError: HTTPResponseError, Sendable {
     }
 
     static func badRequest(_ message: String) -> TableError { TableError(.badRequest, message) }
+    static let unauthorized = TableError(.unauthorized, "Unauthorized")
     static func notFound(_ message: String = "The item does not exist") -> TableError { TableError(.notFound, message) }
     static let missingAPIVersion = TableError(
         .badRequest,
         "An invalid API version was specified in the request, this request needs to specify a ZUMO-API-VERSION of 2.0.0.")
+}
+
+/// A table stored as the other kind than the server serves it as (only possible when instances
+/// over one database are configured differently): a 500 naming the table.
+extension TableStorageError: HTTPResponseError {
+    /// 500.
+    public var status: HTTPResponse.Status { .internalServerError }
+
+    /// `{"error": …}` with the description.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try JSONResponse.make(["error": JSONValue.string(description)] as JSONObject, status: status)
+    }
 }
 
 /// JSON responses with the protocol's headers.

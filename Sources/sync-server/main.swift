@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import SyncServer
+import SyncWire
 
 /// `sync-server`: the reference backend of the tables protocol.
 @main
@@ -21,6 +22,11 @@ struct SyncServerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Require this X-ZUMO-AUTH token (the first line of the file) on every table request.", valueName: "path"))
     var authTokenFile: String?
+    @Option(name: .customLong("per-user-table"), help: ArgumentHelp(
+        "A table whose rows belong to the signed-in user who wrote them (repeatable).", valueName: "table"))
+    var perUserTable: [String] = []
+    @Option(help: ArgumentHelp("'all' makes every table per-user.", valueName: "all"))
+    var perUserTables: String?
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -28,6 +34,7 @@ struct SyncServerCommand: AsyncParsableCommand {
         guard maxTop >= 0 else { throw ValidationError("--max-top must not be negative") }
         _ = try parsedDatabase()
         _ = try authToken()
+        _ = try parsedPerUserTables()
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }
 
@@ -35,6 +42,18 @@ struct SyncServerCommand: AsyncParsableCommand {
         if database == "memory" { return .memory }
         if database.hasPrefix("sqlite:"), database.count > 7 { return .sqlite(path: String(database.dropFirst(7))) }
         throw ValidationError("--database must be sqlite:PATH or memory")
+    }
+
+    func parsedPerUserTables() throws -> PerUserTables {
+        if let perUserTables {
+            guard perUserTables == "all" else { throw ValidationError("--per-user-tables takes 'all'; name tables with --per-user-table") }
+            guard perUserTable.isEmpty else { throw ValidationError("--per-user-tables all and --per-user-table exclude each other") }
+            return .all
+        }
+        for table in perUserTable where !TableName.isValid(table) {
+            throw ValidationError("--per-user-table '\(table.prefix(64))' is not a valid table name")
+        }
+        return perUserTable.isEmpty ? .none : .named(perUserTable)
     }
 
     /// The token of `--auth-token-file`: its first line, which may not be empty.
@@ -53,14 +72,32 @@ struct SyncServerCommand: AsyncParsableCommand {
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let configuration = ServerConfiguration(
             host: host, port: port, database: try parsedDatabase(), pageSize: pageSize, maxTop: maxTop, softDelete: softDelete,
-            authenticationToken: try authToken(), logger: logger)
+            authentication: try authToken().map(Authentication.sharedToken) ?? .none, perUserTables: try parsedPerUserTables(),
+            logger: logger)
         let host = self.host
         let (app, storage) = try await buildApplication(configuration) { port in
             // Exactly one line on stdout, for scripts and tests to read.
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
         }
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // On SIGTERM or SIGINT the server stops accepting connections, finishes the requests in
+        // flight (each connection closes after its response), then closes the storage.
+        let group = ServiceGroup(configuration: .init(
+            services: [
+                .init(service: app),
+                .init(service: ShutdownNotice(logger: logger), successTerminationBehavior: .ignore),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         try await storage.close()
+    }
+}
+
+/// Logs, when a graceful shutdown begins, that the requests in flight are being finished.
+struct ShutdownNotice: Service {
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.info("Stopping: finishing the requests in flight")
     }
 }

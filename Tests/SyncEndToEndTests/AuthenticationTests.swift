@@ -24,7 +24,7 @@ import Testing
         var logger = Logger(label: "auth")
         logger.logLevel = .critical
         let secret = ItemID.generate()
-        let server = try await RunningServer.start(ServerConfiguration(port: 0, authenticationToken: secret, logger: logger))
+        let server = try await RunningServer.start(ServerConfiguration(port: 0, authentication: .sharedToken(secret), logger: logger))
         let (test, store) = try await TestStore.make(kind)
         let session = Session()
         let client = MobileServiceClient(url: server.url) { session.token }

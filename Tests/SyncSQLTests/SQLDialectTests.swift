@@ -21,6 +21,8 @@ struct NumberedDialect: SQLDialect {
         default: return "\(inline: SQLFragment(raw: function.rawValue))(\(inline: .joined(a, separator: ", ")))"
         }
     }
+
+    func foldedID(_ operand: SQLFragment) -> SQLFragment { "lower(\(operand) COLLATE \"C\")" }
 }
 
 /// The dialect seam: placeholders numbered over the whole statement, and each engine-specific
@@ -67,6 +69,31 @@ struct NumberedDialect: SQLDialect {
         #expect(delete.arguments == [.integer(3)])
     }
 
+    @Test func comparisonsWithTheIDAreFoldedByTheDialectAndNothingElseIs() throws {
+        let translator = SQLTranslator(table: "t", columns: columns, dialect: NumberedDialect())
+        let byID = try translator.expression(.binary(.eq, .member("ID"), .literal(.string("ONE"))))
+        #expect(byID.sql == #"(lower(("id") COLLATE "C")) = (lower(($1) COLLATE "C"))"#)
+        #expect(byID.arguments == [.text("ONE")])
+        let reversed = try translator.expression(.binary(.lt, .literal(.string("b")), .member("id")))
+        #expect(reversed.sql == #"(lower(($1) COLLATE "C")) < (lower(("id") COLLATE "C"))"#)
+        #expect(try translator.expression(.binary(.eq, .member("text"), .literal(.string("ONE")))).sql == #"("text") = ($1)"#)
+        #expect(try translator.expression(.binary(.eq, .member("id"), .literal(.null))).sql == #"("id") IS NULL"#)
+        #expect(try translator.expression(.function(.tolower, [.member("id")])).sql == #"tolower("id")"#)
+    }
+
+    @Test func aRestrictionIsANDedIntoEveryStatementBeforeTheFilter() throws {
+        let owner: SQLFragment = "\(identifier: "$owner") = \(bind: .text("alice"))"
+        let translator = SQLTranslator(table: "t", columns: columns, dialect: NumberedDialect(), restriction: owner)
+        let query = QueryDescription(table: "t", filter: .binary(.gt, .member("n"), .literal(.int(3))), top: 1)
+        let select = try translator.select(query)
+        #expect(select.sql == #"SELECT * FROM "t" WHERE ("$owner" = $1) AND (("n") > ($2)) ORDER BY "id" ASC LIMIT $3 OFFSET $4"#)
+        #expect(select.arguments == [.text("alice"), .integer(3), .integer(1), .integer(0)])
+        #expect(try translator.count(QueryDescription(table: "t")).sql == #"SELECT count(*) FROM "t" WHERE ("$owner" = $1)"#)
+        #expect(try translator.delete(QueryDescription(table: "t")).arguments == [.text("alice")])
+        // The restriction's column is not one a query may name.
+        #expect(throws: QueryError.self) { try translator.expression(.member("$owner")) }
+    }
+
     @Test func badQueriesAreRefusedWhateverTheDialect() {
         let translator = SQLTranslator(table: "t", columns: columns, dialect: NumberedDialect())
         #expect(throws: QueryError.self) { try translator.select(QueryDescription(table: "t", top: -1)) }
@@ -99,5 +126,7 @@ struct NumberedDialect: SQLDialect {
         #expect(try translator.expression(.function(.year, [.member("due")])).sql == #"CAST(strftime('%Y', ("due")) AS INTEGER)"#)
         #expect(try translator.expression(.binary(.ne, .member("text"), .literal(.null))).sql == #"("text") IS NOT NULL"#)
         #expect(try translator.expression(.unary(.not, .member("complete"))).sql == #"NOT ("complete")"#)
+        // Ids fold through the id column's collation: the comparison is left as it is.
+        #expect(try translator.expression(.binary(.eq, .member("id"), .literal(.string("ONE")))).sql == #"("id") = (?)"#)
     }
 }

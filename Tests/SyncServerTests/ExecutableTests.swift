@@ -44,7 +44,7 @@ import Testing
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let token = UUID().uuidString
-        try await TestServer.run(ServerConfiguration(port: 0, authenticationToken: token, logger: logger)) { server in
+        try await TestServer.run(ServerConfiguration(port: 0, authentication: .sharedToken(token), logger: logger)) { server in
             var signed = TestServer.version
             signed[HTTPField.Name(WireHeader.auth)!] = token
             #expect(try await server.send(.post, "/tables/todo", object: ["id": "1"], headers: signed).status == .created)

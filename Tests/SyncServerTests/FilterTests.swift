@@ -58,8 +58,9 @@ import Testing
         ("(year ge 2000 and year le 2005) or title eq 'Signal Fire'", { ($0.year >= 2000 && $0.year <= 2005) || $0.title == "Signal Fire" }),
     ]
 
-    @Test func everyFilterMatchesItsPredicate() async throws {
-        try await TestServer.run(.testing(maxTop: 0)) { server in
+    @Test(arguments: StorageFactory.all)
+    func everyFilterMatchesItsPredicate(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(maxTop: 0), storage: storage) { server in
             try await Self.seed(server)
             for (filter, predicate) in Self.cases {
                 let encoded = ODataQuery.encode(filter)
@@ -85,8 +86,9 @@ import Testing
         }
     }
 
-    @Test func case64InlineCountCountsTheWholeFilteredSet() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func case64InlineCountCountsTheWholeFilteredSet(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             try await Self.seed(server)
             let filter = ODataQuery.encode("released ge datetimeoffset'1999-12-31T00:00:00.000Z'")
             let reply = try await server.send(.get, "/tables/films?$inlinecount=allpages&$top=5&$filter=\(filter)").object

@@ -6,8 +6,9 @@ import Testing
 
 /// Hostile requests get a 4xx each, never a crash, and the data stays intact.
 @Suite struct HostileInputTests {
-    @Test func injectionAttemptsAreRefusedOrInert() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func injectionAttemptsAreRefusedOrInert(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "keep"])
             let uris = [
                 "/tables/todo?$filter=" + ODataQuery.encode("text eq 'x'' or 1=1 --'"),
@@ -47,8 +48,9 @@ import Testing
         }
     }
 
-    @Test func hugeAndGarbageBodiesAreRefused() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func hugeAndGarbageBodiesAreRefused(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "keep"])
             let huge = "{\"id\":\"2\",\"text\":\"" + String(repeating: "x", count: 5 << 20) + "\"}"
             #expect(try await server.send(.post, "/tables/todo", json: huge).status == .contentTooLarge)
@@ -65,8 +67,9 @@ import Testing
 
 /// Concurrent writers: optimistic concurrency holds and nothing is lost.
 @Suite struct ConcurrencyTests {
-    @Test func onlyOneOfManyPatchesWithTheSameIfMatchWins() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func onlyOneOfManyPatchesWithTheSameIfMatchWins(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             let version = try await server.send(.post, "/tables/todo", object: ["id": "1", "n": 0]).object["version"]?.stringValue ?? ""
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for i in 1...20 {
@@ -79,8 +82,9 @@ import Testing
         }
     }
 
-    @Test func manyConcurrentInsertsLoseNothing() async throws {
-        try await TestServer.run(.testing(maxTop: 0)) { server in
+    @Test(arguments: StorageFactory.all)
+    func manyConcurrentInsertsLoseNothing(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(maxTop: 0), storage: storage) { server in
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for i in 0..<60 {
                     group.addTask { try await server.send(.post, "/tables/todo", object: ["id": .string("i\(i)"), "extra\(i % 5)": .int(Int64(i))]).status }

@@ -6,8 +6,9 @@ import Testing
 
 /// The server acceptance cases of protocol.md §3 (52–62) and the status codes of §2.7.
 @Suite struct ProtocolTests {
-    @Test func case52APIVersionIsRequiredInAnyCaseOrAsAQueryParameter() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func case52APIVersionIsRequiredInAnyCaseOrAsAQueryParameter(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1"])
             let missing = try await server.send(.get, "/tables/todo", headers: [:])
             #expect(missing.status == .badRequest && missing.errorMessage?.contains("ZUMO-API-VERSION") == true)
@@ -17,8 +18,9 @@ import Testing
         }
     }
 
-    @Test func insertReturns201WithTheStoredItemAndItsETag() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func insertReturns201WithTheStoredItemAndItsETag(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             let created = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a", "done": false])
             #expect(created.status == .created)
             let item = created.object
@@ -35,8 +37,9 @@ import Testing
 
     /// SQLite names columns without regard to ASCII case: `Text` is the column `text`, and an
     /// item may not name one column twice.
-    @Test func propertyNamesFindTheirColumnWhateverTheCase() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func propertyNamesFindTheirColumnWhateverTheCase(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"])
             let second = try await server.send(.post, "/tables/todo", object: ["id": "2", "Text": "b"])
             #expect(second.status == .created)
@@ -58,8 +61,9 @@ import Testing
     }
 
     /// Table names, too, are SQLite identifiers: `/tables/TodoItem` and `/tables/todoitem` are one table.
-    @Test func tableNamesFindTheirTableWhateverTheCase() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func tableNamesFindTheirTableWhateverTheCase(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             let created = try await server.send(.post, "/tables/TodoItem", object: ["id": "1", "text": "a"])
             #expect(created.status == .created)
             #expect(try await server.send(.get, "/tables/todoitem").array.map { $0["id"] } == ["1"])
@@ -72,8 +76,9 @@ import Testing
         }
     }
 
-    @Test func case53DuplicateInsertIs409WithTheStoredItem() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func case53DuplicateInsertIs409WithTheStoredItem(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             let stored = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "stored"]).object
             let duplicate = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "request"])
             #expect(duplicate.status == .conflict)
@@ -82,8 +87,9 @@ import Testing
         }
     }
 
-    @Test func case55And56IfMatchGuardsUpdatesAndDeletes() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func case55And56IfMatchGuardsUpdatesAndDeletes(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             let stored = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"]).object
             let version = stored["version"]?.stringValue ?? ""
             let stale = try await server.send(.patch, "/tables/todo/1", object: ["text": "b"], headers: TestServer.ifMatch("incorrect version"))
@@ -106,8 +112,9 @@ import Testing
 
     /// If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches, even one that
     /// carries the current version.
-    @Test func aWeakIfMatchIsAPreconditionFailure() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func aWeakIfMatchIsAPreconditionFailure(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             let stored = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"]).object
             let version = try #require(stored["version"]?.stringValue)
             var weak = TestServer.version
@@ -123,8 +130,9 @@ import Testing
         }
     }
 
-    @Test func case57SoftDeleteHidesThenUndeleteRestores() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func case57SoftDeleteHidesThenUndeleteRestores(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             let before = try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"]).object
             let deleted = try await server.send(.delete, "/tables/todo/1")
             #expect(deleted.object["deleted"] == true)
@@ -141,29 +149,32 @@ import Testing
         }
     }
 
-    @Test func hardDeleteRemovesTheRow() async throws {
-        try await TestServer.run(.testing(softDelete: false)) { server in
+    @Test(arguments: StorageFactory.all)
+    func hardDeleteRemovesTheRow(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(softDelete: false), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1"])
             #expect(try await server.send(.delete, "/tables/todo/1").status == .ok)
             #expect(try await server.send(.get, "/tables/todo?__includeDeleted=true").array.isEmpty)
         }
     }
 
-    @Test func case59MaxTop() async throws {
-        try await TestServer.run(.testing(maxTop: 1000)) { server in
+    @Test(arguments: StorageFactory.all)
+    func case59MaxTop(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(maxTop: 1000), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1"])
             let tooMany = try await server.send(.get, "/tables/todo?$top=1001")
             #expect(tooMany.status == .badRequest && tooMany.errorMessage?.contains("1000") == true)
             #expect(try await server.send(.get, "/tables/todo?$top=1000").status == .ok)
         }
-        try await TestServer.run(.testing(maxTop: 0)) { server in
+        try await TestServer.run(.testing(maxTop: 0), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1"])
             #expect(try await server.send(.get, "/tables/todo?$top=100000").status == .ok)
         }
     }
 
-    @Test func case61BodyIDMustMatchTheURL() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func case61BodyIDMustMatchTheURL(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"])
             #expect(try await server.send(.patch, "/tables/todo/2", object: ["id": "1", "text": "b"]).status == .badRequest)
             #expect(try await server.send(.patch, "/tables/todo/1", object: ["text": "changed"]).status == .ok)
@@ -171,8 +182,9 @@ import Testing
         }
     }
 
-    @Test func badRequestsAre4xxWithAJSONMessageAndChangeNothing() async throws {
-        try await TestServer.run(.testing(maxBodySize: 1024)) { server in
+    @Test(arguments: StorageFactory.all)
+    func badRequestsAre4xxWithAJSONMessageAndChangeNothing(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(maxBodySize: 1024), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "keep"])
             let cases: [(HTTPRequest.Method, String, String, HTTPResponse.Status)] = [
                 (.post, "/tables/todo", "{not json", .badRequest),
@@ -201,8 +213,9 @@ import Testing
         }
     }
 
-    @Test func pagingCapsResultsAndSendsALinkToTheNextPage() async throws {
-        try await TestServer.run(.testing(pageSize: 3)) { server in
+    @Test(arguments: StorageFactory.all)
+    func pagingCapsResultsAndSendsALinkToTheNextPage(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(pageSize: 3), storage: storage) { server in
             for i in 0..<7 { try await server.send(.post, "/tables/todo", object: ["id": .string("i\(i)"), "n": .int(Int64(i))]) }
             let first = try await server.send(.get, "/tables/todo?$orderby=n&$top=5")
             #expect(first.array.map { $0["n"] } == [0, 1, 2])
@@ -218,8 +231,9 @@ import Testing
         }
     }
 
-    @Test func newPropertiesAddColumns() async throws {
-        try await TestServer.run(.testing()) { server in
+    @Test(arguments: StorageFactory.all)
+    func newPropertiesAddColumns(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
             try await server.send(.post, "/tables/todo", object: ["id": "1", "text": "a"])
             try await server.send(.patch, "/tables/todo/1", object: ["priority": 3, "tags": ["x"]])
             let item = try await server.send(.get, "/tables/todo/1").object

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The built `sync-server` running as a child process on 127.0.0.1 and a port of its choosing.
 public final class ServerProcess: @unchecked Sendable {
@@ -11,17 +12,26 @@ public final class ServerProcess: @unchecked Sendable {
     public let announcement: String
     private let process: Process
     private let stdout: Pipe
+    private let stderr: Pipe?
+    private let logBuffer = Mutex(Data())
 
-    /// Starts `sync-server --port 0 --database <database> <arguments…>` and returns once it has
-    /// announced that it listens.
-    public init(database: String = "memory", arguments: [String] = []) throws {
+    /// The process id.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Starts `sync-server --port 0 --database <database> --log-level <logLevel> <arguments…>`
+    /// and returns once it has announced that it listens.
+    ///
+    /// - Parameter capturesLog: Whether standard error (the log) is kept for
+    ///   ``log(until:)``; otherwise it is discarded.
+    public init(database: String = "memory", arguments: [String] = [], logLevel: String = "error", capturesLog: Bool = false) throws {
         process = Process()
         process.executableURL = Self.tool.url
-        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--database", database, "--log-level", "error"] + arguments
+        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--database", database, "--log-level", logLevel] + arguments
         process.environment = Self.tool.baseEnvironment
         stdout = Pipe()
         process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
+        stderr = capturesLog ? Pipe() : nil
+        process.standardError = stderr ?? FileHandle.nullDevice
         try process.run()
         var line = Data()
         while !line.contains(0x0A) {
@@ -41,6 +51,40 @@ public final class ServerProcess: @unchecked Sendable {
 
     deinit {
         if process.isRunning { process.terminate() }
+    }
+
+    /// The log (standard error) read so far, once it contains `text` or the process closed it.
+    /// Reads on a thread of its own, so the caller's executor stays free.
+    ///
+    /// - Parameter text: What to wait for.
+    /// - Returns: Everything read up to that point.
+    public func log(until text: String) async -> String {
+        guard let handle = stderr?.fileHandleForReading else { return "" }
+        let previous = logBuffer.withLock { $0 }
+        return await withCheckedContinuation { continuation in
+            Thread {
+                var buffer = previous
+                while !String(decoding: buffer, as: UTF8.self).contains(text) {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    buffer.append(chunk)
+                }
+                self.logBuffer.withLock { $0 = buffer }
+                continuation.resume(returning: String(decoding: buffer, as: UTF8.self))
+            }.start()
+        }
+    }
+
+    /// Sends `signal` to the process.
+    public func send(signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the process to end, without signalling it.
+    /// - Returns: Its exit status (a negative signal number when a signal ended it).
+    public func waitForExit() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
     }
 
     /// Sends SIGTERM and waits for the process to end.

@@ -128,14 +128,18 @@ import Testing
 /// Storage whose every call fails, as a server's would when its disk is gone: each request is a 500.
 struct BrokenStorage: TableStorage {
     struct Failure: Error {}
-    func columns(of table: String) async throws -> [String: ColumnType]? { throw Failure() }
-    func ensureColumns(_ table: String, _ columns: [String: ColumnType]) async throws { throw Failure() }
-    func select(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> [JSONObject] { throw Failure() }
-    func count(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> Int { throw Failure() }
-    func row(table: String, id: String) async throws -> JSONObject? { throw Failure() }
-    func insert(table: String, row: JSONObject) async throws -> Bool { throw Failure() }
-    func update(table: String, id: String, version: String, values: JSONObject) async throws -> Bool { throw Failure() }
-    func delete(table: String, id: String, version: String) async throws -> Bool { throw Failure() }
+    func ping() async throws { throw Failure() }
+    func tables() async throws -> [TableSchema] { [] }
+    func schema(of table: String) async throws -> TableSchema? { throw Failure() }
+    func ensureColumns(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) async throws -> TableSchema { throw Failure() }
+    func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] { throw Failure() }
+    func count(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> Int { throw Failure() }
+    func row(table: String, id: String, scope: RowScope) async throws -> JSONObject? { throw Failure() }
+    func insert(table: String, scope: RowScope, item: JSONObject) async throws -> WriteResult { throw Failure() }
+    func update(table: String, id: String, scope: RowScope, values: JSONObject, condition: WriteCondition) async throws -> WriteResult {
+        throw Failure()
+    }
+    func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult { throw Failure() }
     func close() async throws {}
 }
 

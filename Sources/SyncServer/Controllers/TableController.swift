@@ -8,11 +8,9 @@ struct TableController: Sendable {
     let service: TableService
     let configuration: ServerConfiguration
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
+    func addRoutes(to router: Router<ServerRequestContext>) {
         let tables = router.group("tables")
-        if let token = configuration.authenticationToken {
-            tables.add(middleware: AuthenticationMiddleware(token: Array(token.utf8)))
-        }
+        tables.add(middleware: AuthenticationMiddleware(authentication: configuration.authentication))
         tables.add(middleware: APIVersionMiddleware())
         tables.get(":table") { request, context in try await list(request, context) }
         tables.post(":table") { request, context in try await insert(request, context) }
@@ -24,7 +22,7 @@ struct TableController: Sendable {
 
     // MARK: routes
 
-    func list(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func list(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let table = try tableName(context)
         let items = QueryString.items(request.uri.query)
         let parsed: ODataParser.Request
@@ -41,7 +39,7 @@ struct TableController: Sendable {
         query.top = min(requestedTop, configuration.pageSize)
         let result: QueryResult
         do {
-            result = try await service.list(query, includeDeleted: parsed.includeDeleted)
+            result = try await service.list(query, scope: try scope(table, context), includeDeleted: parsed.includeDeleted)
         } catch let error as QueryError {
             throw TableError.badRequest(error.message)
         }
@@ -55,41 +53,57 @@ struct TableController: Sendable {
         return try JSONResponse.make(result.items, headers: headers)
     }
 
-    func read(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func read(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let includeDeleted = QueryString.items(request.uri.query).contains { $0.name.lowercased() == WireHeader.includeDeleted.lowercased() }
-        return try JSONResponse.item(try await service.read(table: try tableName(context), id: try itemID(context), includeDeleted: includeDeleted))
-    }
-
-    func insert(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let item = try await body(request)
-        return try JSONResponse.item(try await service.insert(table: try tableName(context), item: item), status: .created)
-    }
-
-    func update(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let changes = try await body(request)
-        let item = try await service.update(table: try tableName(context), id: try itemID(context), changes: changes, ifMatch: request.headers[.ifMatch])
+        let table = try tableName(context)
+        let item = try await service.read(table: table, id: try itemID(context), scope: try scope(table, context), includeDeleted: includeDeleted)
         return try JSONResponse.item(item)
     }
 
-    func delete(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try JSONResponse.item(try await service.delete(table: try tableName(context), id: try itemID(context), ifMatch: request.headers[.ifMatch]))
+    func insert(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let table = try tableName(context)
+        let scope = try scope(table, context)
+        let item = try await body(request)
+        return try JSONResponse.item(try await service.insert(table: table, scope: scope, item: item), status: .created)
     }
 
-    func undelete(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let item = try await service.undelete(table: try tableName(context), id: try itemID(context), ifMatch: request.headers[.ifMatch])
+    func update(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let table = try tableName(context)
+        let (id, scope) = (try itemID(context), try scope(table, context))
+        let changes = try await body(request)
+        return try JSONResponse.item(try await service.update(table: table, id: id, scope: scope, changes: changes, ifMatch: request.headers[.ifMatch]))
+    }
+
+    func delete(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let table = try tableName(context)
+        let item = try await service.delete(table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
+        return try JSONResponse.item(item)
+    }
+
+    func undelete(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let table = try tableName(context)
+        let item = try await service.undelete(table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
         return try JSONResponse.item(item, status: .created)
     }
 
     // MARK: request parts
 
-    private func tableName(_ context: BasicRequestContext) throws -> String {
+    /// The rows the request may reach: every row of a shared table; of a per-user table, the
+    /// rows of the request's identity, and a 401 without one.
+    private func scope(_ table: String, _ context: ServerRequestContext) throws -> RowScope {
+        guard configuration.perUserTables.contains(table) else { return .shared }
+        guard let subject = context.identity?.subject else { throw TableError.unauthorized }
+        return .owner(subject)
+    }
+
+    private func tableName(_ context: ServerRequestContext) throws -> String {
         guard let table = context.parameters.get("table"), TableName.isValid(table) else {
             throw TableError.badRequest("Invalid table name")
         }
         return table
     }
 
-    private func itemID(_ context: BasicRequestContext) throws -> String {
+    private func itemID(_ context: ServerRequestContext) throws -> String {
         guard let raw = context.parameters.get("id"), let id = raw.removingPercentEncoding, ItemID.isValid(id) else {
             throw TableError.badRequest("Invalid item id")
         }
@@ -119,24 +133,9 @@ struct TableController: Sendable {
     }
 }
 
-/// Rejects table requests whose `X-ZUMO-AUTH` is not the configured token, with 401.
-struct AuthenticationMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
-    let token: [UInt8]
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let given = HTTPField.Name(WireHeader.auth).flatMap { request.headers[$0] }.map { Array($0.utf8) } ?? []
-        // Every byte is compared, so the time taken does not say how much of a guess was right.
-        var difference = UInt8(given.count == token.count ? 0 : 1)
-        for (index, byte) in token.enumerated() { difference |= byte ^ (index < given.count ? given[index] : 0) }
-        guard difference == 0 else { throw TableError(.unauthorized, "Unauthorized") }
-        return try await next(request, context)
-    }
-}
-
 /// Rejects table requests without `ZUMO-API-VERSION: 2.0.x` (header, any case, or query parameter).
 struct APIVersionMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ServerRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let header = HTTPField.Name(WireHeader.apiVersion).flatMap { request.headers[$0] }

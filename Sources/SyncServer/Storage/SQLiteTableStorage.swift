@@ -1,154 +1,244 @@
 import Foundation
-import Logging
+public import Logging
 import SQLiteNIO
 public import SyncSQL
 public import SyncWire
 
 /// Tables in SQLite through vapor/sqlite-nio (SQLite 3.54, symbols prefixed, so it shares a
-/// process with SQLCipher). Every SQL string of this engine lives in this file or comes from
-/// `SQLTranslator` in SQLite's dialect; identifiers go through `SQLIdentifier.quote`.
+/// process with SQLCipher). Every SQL string of this engine lives in the `SQLiteTableStorage`
+/// files or comes from `SQLTranslator` in SQLite's dialect; identifiers go through
+/// `SQLIdentifier.quote`.
+///
+/// How it keeps the ``TableStorage`` contract:
+/// - **Write order.** A write is one statement, its own transaction, and takes its `updatedAt`
+///   itself: it calls the function `ciphersync_stamp(table)`, which returns
+///   `max(now, last + 1 ms)` from the table's last stamp (``StampClock``, started from the
+///   table's newest `updatedAt` when the file opens) and records it. SQLite runs one statement at
+///   a time on the connection, under its write lock, so stamps increase in the order writes
+///   become visible. A database file is served by **one process** (the last stamps live in it;
+///   several instances need PostgreSQL).
+/// - **Ids.** The `id` column is `COLLATE NOCASE` (SQLite folds ASCII letters only), so the key,
+///   every lookup and every `$filter` comparison ignore ASCII case. Files made before ids were
+///   folded are rebuilt when opened (``open(_:logger:observer:)``).
+/// - **Owners.** A per-user table has the column ``TableSchema/ownerColumn`` and the key
+///   (owner, id); every statement of a scoped call has `"$owner" = ?` in its `WHERE`.
+///
+/// An actor; safe to share. Reads and writes run concurrently on one connection (sqlite-nio's
+/// thread pool; SQLite serialises them).
 public actor SQLiteTableStorage: TableStorage {
-    private let connection: SQLiteConnection
-    /// The columns of each table, by table name matched as SQLite matches it (ASCII case folded).
-    private var schema: [ColumnKey: [String: ColumnType]] = [:]
+    let connection: SQLiteConnection
+    let observer: (any WriteObserver)?
+    /// Every table, by name matched as SQLite matches it (ASCII case folded).
+    var schemas: [ColumnKey: TableSchema] = [:]
+    /// Each table's last `updatedAt`, read and advanced by the write statements.
+    let clock: StampClock
     /// Schema changes run one at a time (the actor alone would interleave them at each await).
-    private let schemaGate = AsyncSerialGate()
+    let schemaGate = AsyncSerialGate()
 
-    /// Opens (or creates) the database and loads its schema.
-    public static func open(_ database: ServerConfiguration.Database, logger: Logger) async throws -> SQLiteTableStorage {
+    /// Opens (or creates) the database, rebuilds the tables of a file made before ids were
+    /// folded, and loads the schema.
+    ///
+    /// - Parameters:
+    ///   - database: The file, or memory.
+    ///   - logger: Where sqlite-nio logs.
+    ///   - observer: Sees the steps of every write (tests); `nil` otherwise.
+    /// - Returns: The open storage.
+    /// - Throws: ``TableStorageError/idsDifferingOnlyByCase(table:count:)`` when a table of an
+    ///   existing file cannot be folded (nothing is changed then); sqlite-nio's errors.
+    public static func open(
+        _ database: ServerConfiguration.Database, logger: Logger, observer: (any WriteObserver)? = nil
+    ) async throws -> SQLiteTableStorage {
         let storage: SQLiteConnection.Storage
         switch database {
         case .memory: storage = .memory
         case .sqlite(let path): storage = .file(path: path)
         }
         let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-        _ = try await connection.query("PRAGMA journal_mode = WAL", [])
-        let store = SQLiteTableStorage(connection: connection)
-        try await store.loadSchema()
-        return store
+        do {
+            _ = try await connection.query("PRAGMA journal_mode = WAL", [])
+            let clock = StampClock()
+            try await connection.install(customFunction: SQLiteCustomFunction(Self.stampFunction, argumentCount: 1) { arguments in
+                guard let table = arguments.first?.string else { throw StampArgumentMissing() }
+                return clock.next(for: table)
+            })
+            let store = SQLiteTableStorage(connection: connection, clock: clock, observer: observer)
+            try await store.loadSchema()
+            return store
+        } catch {
+            try? await connection.close()
+            throw error
+        }
     }
 
-    private init(connection: SQLiteConnection) {
+    /// A call of the stamp function without a table name (a statement of this file is wrong).
+    struct StampArgumentMissing: Error {}
+
+    /// The SQL function that stamps a write: `ciphersync_stamp(table)`.
+    static let stampFunction = "ciphersync_stamp"
+
+    private init(connection: SQLiteConnection, clock: StampClock, observer: (any WriteObserver)?) {
         self.connection = connection
+        self.clock = clock
+        self.observer = observer
     }
 
     private func loadSchema() async throws {
-        let tables = try await connection.query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", [])
-        for row in tables {
-            guard let name = row.column("name")?.string else { continue }
-            var columns: [String: ColumnType] = [:]
-            for info in try await connection.query("SELECT name, type FROM pragma_table_info(?)", [.text(name)]) {
-                if let column = info.column("name")?.string {
-                    columns[column] = ColumnType(declared: info.column("type")?.string ?? "") ?? .text
-                }
+        let names = try await connection.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", []
+        ).compactMap { $0.column("name")?.string }.filter(TableName.isValid)
+        for name in names {
+            try await foldIDsIfNeeded(name)
+            schemas[ColumnKey(name)] = try await readSchema(name)
+            let latest: SQLFragment = "SELECT max(\(identifier: SystemProperty.updatedAt)) AS latest FROM \(identifier: name)"
+            let stamp = try await connection.query(latest.statement(in: .sqlite).sql, []).first?.column("latest")?.string
+            clock.start(at: stamp.flatMap(WireDate.milliseconds(from:)), for: name)
+        }
+    }
+
+    /// The schema of `name` as the database declares it.
+    func readSchema(_ name: String) async throws -> TableSchema {
+        var columns: [String: ColumnType] = [:]
+        var isPerUser = false
+        for info in try await connection.query("SELECT name, type FROM pragma_table_info(?)", [.text(name)]) {
+            guard let column = info.column("name")?.string else { continue }
+            if column == TableSchema.ownerColumn {
+                isPerUser = true
+            } else {
+                columns[column] = ColumnType(declared: info.column("type")?.string ?? "") ?? .text
             }
-            schema[ColumnKey(name)] = columns
         }
+        return TableSchema(name: name, columns: columns, isPerUser: isPerUser)
     }
 
-    public func columns(of table: String) -> [String: ColumnType]? { schema[ColumnKey(table)] }
+    // MARK: TableStorage
 
-    public func ensureColumns(_ table: String, _ columns: [String: ColumnType]) async throws {
-        // A name matches a column whatever the case of its ASCII letters, as in SQLite.
-        func missing(from existing: [String: ColumnType]) -> [(String, ColumnType)] {
-            var index = ColumnIndex(existing.keys)
-            return columns.sorted { $0.key < $1.key }.filter { name, _ in
-                defer { index.insert(name) }
-                return index.column(named: name) == nil
-            }
-        }
-        if let existing = schema[ColumnKey(table)], missing(from: existing).isEmpty { return }
-        try await schemaGate.withTurn { try await changeSchema(table, missing: missing) }
+    public func ping() async throws {
+        _ = try await connection.query("SELECT 1", [])
     }
 
-    /// Creates the table if it is new and adds the columns `missing` names; runs alone.
-    private func changeSchema(_ table: String, missing: ([String: ColumnType]) -> [(String, ColumnType)]) async throws {
-        let q = SQLIdentifier.quote
-        if schema[ColumnKey(table)] == nil {
-            let system: [String: ColumnType] = [
-                SystemProperty.createdAt: .text, SystemProperty.updatedAt: .text, SystemProperty.version: .text,
-                SystemProperty.deleted: .boolean,
-            ]
-            _ = try await connection.query("""
-                CREATE TABLE IF NOT EXISTS \(q(table)) (\(q(SystemProperty.id)) TEXT PRIMARY KEY NOT NULL, \
-                \(q(SystemProperty.createdAt)) TEXT NOT NULL, \(q(SystemProperty.updatedAt)) TEXT NOT NULL, \
-                \(q(SystemProperty.version)) TEXT NOT NULL, \(q(SystemProperty.deleted)) BOOLEAN NOT NULL DEFAULT 0)
-                """, [])
-            _ = try await connection.query(
-                "CREATE INDEX IF NOT EXISTS \(q(table + "_updatedAt")) ON \(q(table)) (\(q(SystemProperty.updatedAt)))", [])
-            schema[ColumnKey(table)] = system.merging([SystemProperty.id: .text]) { a, _ in a }
+    public func tables() -> [TableSchema] { Array(schemas.values) }
+
+    public func schema(of table: String) -> TableSchema? { schemas[ColumnKey(table)] }
+
+    public func ensureColumns(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) async throws -> TableSchema {
+        if let existing = schemas[ColumnKey(table)] {
+            try Self.check(existing, scope)
+            if existing.missingColumns(columns).isEmpty { return existing }
         }
-        for (name, type) in missing(schema[ColumnKey(table)] ?? [:]) {
-            _ = try await connection.query("ALTER TABLE \(q(table)) ADD COLUMN \(q(name)) \(type.rawValue)", [])
-            schema[ColumnKey(table)]?[name] = type
-        }
+        return try await schemaGate.withTurn { try await changeSchema(table, scope: scope, columns) }
     }
 
-    public func select(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> [JSONObject] {
-        guard let columns = schema[ColumnKey(query.table)] else { return [] }
-        let statement = try SQLTranslator(table: query.table, columns: columns, dialect: .sqlite).select(query, extraFilter: extraFilter)
-        return try await rows(statement, columns: columns)
+    public func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] {
+        guard let schema = try scoped(query.table, scope) else { return [] }
+        let statement = try translator(schema, scope).select(query, extraFilter: extraFilter)
+        return try await rows(statement, schema)
     }
 
-    public func count(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> Int {
-        guard let columns = schema[ColumnKey(query.table)] else { return 0 }
-        let statement = try SQLTranslator(table: query.table, columns: columns, dialect: .sqlite).count(query, extraFilter: extraFilter)
+    public func count(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> Int {
+        guard let schema = try scoped(query.table, scope) else { return 0 }
+        let statement = try translator(schema, scope).count(query, extraFilter: extraFilter)
         let rows = try await connection.query(statement.sql, statement.arguments.map(Self.data))
         return rows.first?.columns.first?.data.integer ?? 0
     }
 
-    public func row(table: String, id: String) async throws -> JSONObject? {
-        guard let columns = schema[ColumnKey(table)] else { return nil }
-        let sql = "SELECT * FROM \(SQLIdentifier.quote(table)) WHERE \(SQLIdentifier.quote(SystemProperty.id)) = ?"
-        return try await rows(SQLStatement(sql, [.text(id)]), columns: columns).first
-    }
-
-    public func insert(table: String, row: JSONObject) async throws -> Bool {
-        let names = row.keys.sorted()
-        let sql = """
-            INSERT INTO \(SQLIdentifier.quote(table)) (\(names.map(SQLIdentifier.quote).joined(separator: ", "))) \
-            VALUES (\(names.map { _ in "?" }.joined(separator: ", "))) ON CONFLICT DO NOTHING RETURNING 1
-            """
-        let binds = try names.map { Self.data(try SQLValue(json: row[$0] ?? .null)) }
-        return try await !connection.query(sql, binds).isEmpty
-    }
-
-    public func update(table: String, id: String, version: String, values: JSONObject) async throws -> Bool {
-        let names = values.keys.sorted()
-        guard !names.isEmpty else { return false }
-        let sql = """
-            UPDATE \(SQLIdentifier.quote(table)) SET \(names.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) \
-            WHERE \(SQLIdentifier.quote(SystemProperty.id)) = ? AND \(SQLIdentifier.quote(SystemProperty.version)) = ? RETURNING 1
-            """
-        let binds = try names.map { Self.data(try SQLValue(json: values[$0] ?? .null)) } + [.text(id), .text(version)]
-        return try await !connection.query(sql, binds).isEmpty
-    }
-
-    public func delete(table: String, id: String, version: String) async throws -> Bool {
-        let sql = """
-            DELETE FROM \(SQLIdentifier.quote(table)) WHERE \(SQLIdentifier.quote(SystemProperty.id)) = ? \
-            AND \(SQLIdentifier.quote(SystemProperty.version)) = ? RETURNING 1
-            """
-        return try await !connection.query(sql, [.text(id), .text(version)]).isEmpty
+    public func row(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
+        guard let schema = try scoped(table, scope) else { return nil }
+        let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
+        return try await rows(sql.statement(in: .sqlite), schema).first
     }
 
     public func close() async throws {
         try await connection.close()
     }
 
-    private func rows(_ statement: SQLStatement, columns: [String: ColumnType]) async throws -> [JSONObject] {
-        try await connection.query(statement.sql, statement.arguments.map(Self.data)).map { row in
-            var item: JSONObject = [:]
-            for column in row.columns {
-                item[column.name] = JSONValue(sql: Self.value(column.data), type: columns[column.name])
+    // MARK: helpers
+
+    /// The schema of `table` if it exists, checked against the scope's kind.
+    func scoped(_ table: String, _ scope: RowScope) throws -> TableSchema? {
+        guard let schema = schemas[ColumnKey(table)] else { return nil }
+        try Self.check(schema, scope)
+        return schema
+    }
+
+    static func check(_ schema: TableSchema, _ scope: RowScope) throws(TableStorageError) {
+        guard schema.isPerUser == (scope.owner != nil) else { throw .scopeMismatch(table: schema.name) }
+    }
+
+    /// The translator of a table's queries, restricted to the scope's owner.
+    func translator(_ schema: TableSchema, _ scope: RowScope) -> SQLTranslator {
+        SQLTranslator(table: schema.name, columns: schema.columns, dialect: .sqlite, restriction: Self.ownerCondition(scope))
+    }
+
+    /// `"$owner" = ?` for an owner's scope, `nil` for a shared one.
+    static func ownerCondition(_ scope: RowScope) -> SQLFragment? {
+        scope.owner.map { "\(identifier: TableSchema.ownerColumn) = \(bind: .text($0))" }
+    }
+
+    /// The condition that finds the row `id` of the scope (the column's collation folds case).
+    static func key(_ id: String, _ scope: RowScope) -> SQLFragment {
+        let match: SQLFragment = "\(identifier: SystemProperty.id) = \(bind: .text(id))"
+        guard let owner = ownerCondition(scope) else { return match }
+        return .joined([owner, match], separator: " AND ")
+    }
+
+    /// Creates the table if it is new and adds the columns it lacks; runs alone.
+    private func changeSchema(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) async throws -> TableSchema {
+        let key = ColumnKey(table)
+        if schemas[key] == nil {
+            for statement in Self.createTable(table, isPerUser: scope.owner != nil, columns: []) {
+                _ = try await connection.query(statement.sql, [])
             }
-            return item
+            schemas[key] = try await readSchema(table)
         }
+        guard var schema = schemas[key] else { throw TableStorageError.scopeMismatch(table: table) }
+        try Self.check(schema, scope)
+        for (name, type) in schema.missingColumns(columns) {
+            let sql: SQLFragment = "ALTER TABLE \(identifier: schema.name) ADD COLUMN \(identifier: name) \(inline: SQLFragment(raw: type.rawValue))"
+            _ = try await connection.query(sql.statement(in: .sqlite).sql, [])
+            schema.columns[name] = type
+        }
+        schemas[key] = schema
+        return schema
+    }
+
+    /// The statements that create a table and its `updatedAt` index: the system columns (the
+    /// id folding ASCII case), the owner column and key of a per-user table, then `columns`.
+    static func createTable(_ table: String, isPerUser: Bool, columns: [(String, String)]) -> [SQLStatement] {
+        var definitions: [SQLFragment] = []
+        if isPerUser { definitions.append("\(identifier: TableSchema.ownerColumn) TEXT NOT NULL") }
+        definitions += [
+            "\(identifier: SystemProperty.id) TEXT NOT NULL COLLATE NOCASE",
+            "\(identifier: SystemProperty.createdAt) TEXT NOT NULL",
+            "\(identifier: SystemProperty.updatedAt) TEXT NOT NULL",
+            "\(identifier: SystemProperty.version) TEXT NOT NULL",
+            "\(identifier: SystemProperty.deleted) BOOLEAN NOT NULL DEFAULT 0",
+        ]
+        for (name, type) in columns { definitions.append("\(identifier: name) \(inline: SQLFragment(raw: type))") }
+        let keyColumns: [SQLFragment] = (isPerUser ? [TableSchema.ownerColumn] : []).map { "\(identifier: $0)" } + ["\(identifier: SystemProperty.id)"]
+        definitions.append("PRIMARY KEY (\(inline: .joined(keyColumns, separator: ", ")))")
+        let indexed = keyColumns.dropLast() + ["\(identifier: SystemProperty.updatedAt)"]
+        let create: SQLFragment = "CREATE TABLE IF NOT EXISTS \(identifier: table) (\(inline: .joined(definitions, separator: ", ")))"
+        let index: SQLFragment = "CREATE INDEX IF NOT EXISTS \(identifier: table + "_updatedAt") ON \(identifier: table) (\(inline: .joined(Array(indexed), separator: ", ")))"
+        return [create.statement(in: .sqlite), index.statement(in: .sqlite)]
+    }
+
+    /// The rows a statement returns, as items (the owner column left out).
+    func rows(_ statement: SQLStatement, _ schema: TableSchema) async throws -> [JSONObject] {
+        try await connection.query(statement.sql, statement.arguments.map(Self.data)).map { Self.item($0, schema) }
+    }
+
+    /// A result row as an item: each column read through its declared type; the owner column
+    /// is not part of it.
+    static func item(_ row: SQLiteRow, _ schema: TableSchema) -> JSONObject {
+        var item: JSONObject = [:]
+        for column in row.columns where column.name != TableSchema.ownerColumn {
+            item[column.name] = JSONValue(sql: value(column.data), type: schema.columns[column.name])
+        }
+        return item
     }
 
     /// sqlite-nio's value for a bound value: the driver's side of the one value type.
-    private static func data(_ value: SQLValue) -> SQLiteData {
+    static func data(_ value: SQLValue) -> SQLiteData {
         switch value {
         case .null: return .null
         case .integer(let i): return .integer(Int(i))
@@ -159,7 +249,7 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     /// The value of a result column read by sqlite-nio.
-    private static func value(_ data: SQLiteData) -> SQLValue {
+    static func value(_ data: SQLiteData) -> SQLValue {
         switch data {
         case .null: return .null
         case .integer(let i): return .integer(Int64(i))

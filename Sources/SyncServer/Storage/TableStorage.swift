@@ -1,29 +1,281 @@
 public import SyncSQL
 public import SyncWire
 
-/// Where the server keeps its tables. The controller and the table service never see SQL; an
-/// engine implements this protocol and writes its queries with `SQLTranslator` in its own
-/// `SQLDialect` (``SQLiteTableStorage`` in SQLite's; PostgreSQL next).
+/// Where the server keeps its tables: the contract every storage engine implements
+/// (``SQLiteTableStorage`` now; PostgreSQL next). The table service and the controller never see
+/// SQL: an engine writes its queries with `SQLTranslator` in its own `SQLDialect`, and names
+/// through `SQLIdentifier.quote`.
 ///
-/// Rows are JSON objects that include the system columns. Every conditional write is atomic in
-/// the engine, so concurrent requests cannot both win.
+/// ## Rows
+/// A row is a JSON object: the item's properties plus the system columns the storage owns —
+/// `id`, `createdAt`, `updatedAt`, `version` and `deleted` — and nothing else (a per-user table's
+/// owner column, ``TableSchema/ownerColumn``, is never returned). Values are stored through
+/// `SQLValue(json:)` and read back through `JSONValue(sql:type:)`, so an item reads back as it was
+/// written.
+///
+/// ## Ids
+/// An id names one item **whatever the ASCII case of its letters**: `ONE` and `one` are one item,
+/// as SQL Server (behind the original Mobile Apps backends) compares them. The spelling first
+/// written is stored and returned; a lookup, update, delete or undelete by any spelling finds it;
+/// an insert of another spelling is a conflict with the stored row; a `$filter` comparison with
+/// `id` folds the same way (the dialect's `SQLDialect.foldedID(_:)`). Only ASCII letters fold
+/// (`É` and `é` are two ids), as ``ItemID/sameItem(_:_:)`` says.
+///
+/// ## Scope
+/// Every call that reads or writes rows takes a ``RowScope``. A shared table is used with
+/// ``RowScope/shared``; a per-user table with ``RowScope/owner(_:)``, and then **every statement
+/// restricts the rows to that owner inside its SQL** (a `WHERE` on the owner column, never a
+/// filter applied to results afterwards). The key of a per-user row is (owner, id): two owners
+/// can each have an item `a`, and nothing one owner does can read, change or reveal the other's.
+/// A table is created shared or per-user by the first ``ensureColumns(_:scope:_:)`` and stays
+/// so; a scope of the other kind is ``TableStorageError/scopeMismatch(table:)``.
+///
+/// ## Writes become visible in `updatedAt` order
+/// The storage, not its caller, stamps a write: `createdAt` (on insert), `updatedAt` and a new
+/// `version` (``RowVersion/make()``). A write of a table, in **one transaction**:
+/// 1. takes the table's **write serialisation**, held until the transaction ends, which every
+///    writer of the table takes the same way — in this process and in any other process over the
+///    same database: in PostgreSQL a lock on the table's metadata row (`SELECT … FOR UPDATE`) or
+///    a transaction-scoped advisory lock; in SQLite the database's write lock, which the write
+///    statement itself holds;
+/// 2. under it, reads the table's last stamp, takes `updatedAt = max(now, last + 1 ms)`
+///    (``WriteStamp/next(after:now:)``) and records it as the last stamp (in PostgreSQL in the
+///    metadata row; SQLite's single process keeps it in a ``StampClock`` its statement calls);
+/// 3. writes the row, returning it as stored (`RETURNING`);
+/// 4. commits, which releases the serialisation.
+///
+/// So the stamps of a table increase strictly in the order its writes become visible, whatever
+/// the number of server instances or the skew of their clocks: **no row can become visible with
+/// an `updatedAt` at or below one a reader could already have read**, and an incremental pull
+/// (`updatedAt ge <token>`) never misses a write. Reads take no lock. A ``WriteObserver`` sees
+/// the steps of each write, so a test can hold one just before it commits.
+///
+/// ## Conditional writes
+/// Insert, update and delete check their condition and write in one atomic step; two requests
+/// can never both win. An update or delete whose condition does not hold returns
+/// ``WriteResult/conflict(_:)`` with the row as it is, one whose row is missing (in the scope)
+/// ``WriteResult/missing``. Nothing is written in either case.
+///
+/// ## Types
+/// A column keeps the type it was created with (``ColumnType``). The caller checks values
+/// against ``TableSchema/columns`` (``ensureColumns(_:scope:_:)`` returns them) before a write.
+///
+/// ## Errors
+/// A failure of the engine (its connection, its disk) is thrown as the engine's error; the
+/// server answers 500 and logs it. ``ping()`` is the health check.
 public protocol TableStorage: Sendable {
-    /// The columns of `table`, or `nil` when it was never written.
-    func columns(of table: String) async throws -> [String: ColumnType]?
-    /// Creates `table` (with the system columns) or adds the columns it lacks.
-    func ensureColumns(_ table: String, _ columns: [String: ColumnType]) async throws
-    /// The rows a query matches, with `extraFilter` ANDed in.
-    func select(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> [JSONObject]
-    /// The number of rows a query's filter matches, ignoring top and skip.
-    func count(_ query: QueryDescription, extraFilter: FilterExpression?) async throws -> Int
-    /// The row with `id`, deleted or not.
-    func row(table: String, id: String) async throws -> JSONObject?
-    /// Inserts a row; `false` when its id exists already.
-    func insert(table: String, row: JSONObject) async throws -> Bool
-    /// Sets `values` on the row with `id` if its version is still `version`; `false` otherwise.
-    func update(table: String, id: String, version: String, values: JSONObject) async throws -> Bool
-    /// Removes the row with `id` if its version is still `version`; `false` otherwise.
-    func delete(table: String, id: String, version: String) async throws -> Bool
-    /// Releases the storage.
+    /// Checks that the storage answers (a trivial query).
+    ///
+    /// - Throws: The engine's error when it does not.
+    func ping() async throws
+
+    /// The tables that exist, with their columns and kind.
+    ///
+    /// - Returns: One schema per table, in no particular order.
+    /// - Throws: The engine's error.
+    func tables() async throws -> [TableSchema]
+
+    /// The schema of `table` (matched as the engine matches names: ASCII case folded), or `nil`
+    /// when it was never written.
+    ///
+    /// - Parameter table: The table's name, in any case.
+    /// - Returns: Its schema.
+    /// - Throws: The engine's error.
+    func schema(of table: String) async throws -> TableSchema?
+
+    /// Creates `table` (with the system columns, and an owner column when `scope` is an owner)
+    /// or adds the columns it lacks; a column that exists under another ASCII case is not added.
+    /// Concurrent calls (from any instance) must not fail because another added a column first.
+    ///
+    /// - Parameters:
+    ///   - table: The table's name.
+    ///   - scope: The scope of the request; decides the kind of a new table.
+    ///   - columns: The columns the request needs, with the types its values would create.
+    /// - Returns: The table's schema afterwards.
+    /// - Throws: ``TableStorageError/scopeMismatch(table:)`` for an existing table of the other
+    ///   kind; the engine's error.
+    func ensureColumns(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) async throws -> TableSchema
+
+    /// The rows of `scope` a query matches, with `extraFilter` ANDed in.
+    ///
+    /// - Parameters:
+    ///   - query: The query (filter, order, top, skip, selection).
+    ///   - scope: The rows the request may see.
+    ///   - extraFilter: A filter ANDed with the query's, such as "not deleted".
+    /// - Returns: The rows; none when the table does not exist.
+    /// - Throws: `QueryError` when the query names an unknown column; the engine's error.
+    func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject]
+
+    /// The number of rows of `scope` a query's filter matches, ignoring top and skip.
+    ///
+    /// - Parameters:
+    ///   - query: The query; only its filter is read.
+    ///   - scope: The rows the request may see.
+    ///   - extraFilter: A filter ANDed with the query's.
+    /// - Returns: The count; 0 when the table does not exist.
+    /// - Throws: `QueryError` when the filter cannot be translated; the engine's error.
+    func count(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> Int
+
+    /// The row of `scope` whose id is `id` (any ASCII case), deleted or not.
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - id: The id, in any ASCII case.
+    ///   - scope: The rows the request may see.
+    /// - Returns: The row, or `nil` when there is none (or no table).
+    /// - Throws: The engine's error.
+    func row(table: String, id: String, scope: RowScope) async throws -> JSONObject?
+
+    /// Inserts an item, stamped by the storage (`createdAt`, `updatedAt`, `version`, and
+    /// `deleted` false), under the table's write serialisation.
+    ///
+    /// - Parameters:
+    ///   - table: The table (it exists: ``ensureColumns(_:scope:_:)`` ran).
+    ///   - scope: The owner the row gets, or shared.
+    ///   - item: The item: `id` (a valid id) and user properties, no other system property.
+    ///     A `null` property without a column is not stored.
+    /// - Returns: ``WriteResult/written(_:)`` with the stored row, or ``WriteResult/conflict(_:)``
+    ///   with the row of `scope` that has the id already (in any ASCII case).
+    /// - Throws: The engine's error.
+    func insert(table: String, scope: RowScope, item: JSONObject) async throws -> WriteResult
+
+    /// Sets `values` on a row and stamps it (`updatedAt`, `version`), under the table's write
+    /// serialisation, if `condition` holds.
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - id: The row's id, in any ASCII case.
+    ///   - scope: The rows the request may change.
+    ///   - values: User properties, and `deleted` (the only system property a caller sets).
+    ///   - condition: What the row must be for the write to happen.
+    /// - Returns: The stored row, ``WriteResult/missing``, or ``WriteResult/conflict(_:)`` with
+    ///   the row as it is.
+    /// - Throws: The engine's error.
+    func update(table: String, id: String, scope: RowScope, values: JSONObject, condition: WriteCondition) async throws -> WriteResult
+
+    /// Removes a row, under the table's write serialisation, if `condition` holds.
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - id: The row's id, in any ASCII case.
+    ///   - scope: The rows the request may change.
+    ///   - condition: What the row must be for the delete to happen.
+    /// - Returns: ``WriteResult/written(_:)`` with the row as it was, ``WriteResult/missing``, or
+    ///   ``WriteResult/conflict(_:)`` with the row as it is.
+    /// - Throws: The engine's error.
+    func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult
+
+    /// Releases the storage. No other call may follow.
+    ///
+    /// - Throws: The engine's error.
     func close() async throws
+}
+
+/// The rows a request may see and change.
+public enum RowScope: Sendable, Hashable {
+    /// Every row of a shared table.
+    case shared
+    /// The rows of a per-user table that belong to `owner` (the identity's subject).
+    case owner(String)
+
+    /// The owner, for a per-user scope.
+    public var owner: String? {
+        if case .owner(let owner) = self { return owner }
+        return nil
+    }
+}
+
+/// A table as stored: its name, its columns and whether it is per-user.
+public struct TableSchema: Sendable, Hashable {
+    /// The hidden column of a per-user table that holds each row's owner. Its name cannot be a
+    /// property's (a property name starts with a letter or `_`), so no request can name it.
+    public static let ownerColumn = "$owner"
+
+    /// The table's name, as stored.
+    public var name: String
+    /// The columns a request may name (the system columns and the item properties; never the
+    /// owner column), as stored, with their types.
+    public var columns: [String: ColumnType]
+    /// Whether the table is per-user: every row has an owner.
+    public var isPerUser: Bool
+
+    /// A table's schema.
+    ///
+    /// - Parameters:
+    ///   - name: The name, as stored.
+    ///   - columns: The visible columns and their types.
+    ///   - isPerUser: Whether rows have owners.
+    public init(name: String, columns: [String: ColumnType], isPerUser: Bool) {
+        self.name = name
+        self.columns = columns
+        self.isPerUser = isPerUser
+    }
+}
+
+extension TableSchema {
+    /// The columns of `columns` the table lacks (a name matches a column whatever the ASCII
+    /// case of its letters), sorted by name, with their types.
+    ///
+    /// - Parameter columns: The columns a request needs.
+    /// - Returns: Those to add.
+    public func missingColumns(_ columns: [String: ColumnType]) -> [(name: String, type: ColumnType)] {
+        var index = ColumnIndex(self.columns.keys)
+        return columns.sorted { $0.key < $1.key }.filter { name, _ in
+            defer { index.insert(name) }
+            return index.column(named: name) == nil
+        }.map { (name: $0.key, type: $0.value) }
+    }
+}
+
+/// What a row must be for a conditional write to happen.
+public struct WriteCondition: Sendable, Hashable {
+    /// The version the row must have, or `nil` for any.
+    public var version: String?
+    /// Whether the row must be deleted (`true`), not deleted (`false`), or either (`nil`).
+    public var deleted: Bool?
+
+    /// A condition.
+    ///
+    /// - Parameters:
+    ///   - version: The version the row must have, or `nil` for any.
+    ///   - deleted: The deleted state the row must be in, or `nil` for either.
+    public init(version: String? = nil, deleted: Bool? = nil) {
+        self.version = version
+        self.deleted = deleted
+    }
+}
+
+/// The outcome of a write.
+public enum WriteResult: Sendable, Hashable {
+    /// The write happened: the row as stored (for a delete, as it was).
+    case written(JSONObject)
+    /// No row of the scope has the id (or the table does not exist).
+    case missing
+    /// The row exists but the condition did not hold (or, for an insert, the id is taken):
+    /// the row as it is. Nothing was written.
+    case conflict(JSONObject)
+}
+
+/// A storage's refusal of a call that its tables cannot answer.
+public enum TableStorageError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A table was used with a scope of the other kind: a per-user table as shared, or a shared
+    /// table per user.
+    case scopeMismatch(table: String)
+    /// A table of an existing database holds two ids that differ only by ASCII case, which ids
+    /// can no longer do; the storage does not open.
+    case idsDifferingOnlyByCase(table: String, count: Int)
+
+    /// What went wrong, naming the table (never a row's content).
+    public var description: String {
+        switch self {
+        case .scopeMismatch(let table):
+            return "The table '\(table)' is stored as the other kind (shared or per-user) than this server serves it as"
+        case .idsDifferingOnlyByCase(let table, let count):
+            return """
+                The table '\(table)' holds \(count) group\(count == 1 ? "" : "s") of ids that differ only by ASCII case, \
+                and ids now name one item whatever their case: keep one id of each group (rename or remove the others), \
+                then start the server again
+                """
+        }
+    }
 }

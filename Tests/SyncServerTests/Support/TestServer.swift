@@ -8,19 +8,29 @@ import SyncServer
 import SyncWire
 import Testing
 
-/// A server on a fresh in-memory database, driven through Hummingbird's router test client.
+/// A server on a fresh database of a storage engine, driven through Hummingbird's router test
+/// client.
 struct TestServer {
     let client: any TestClientProtocol
 
+    /// Runs `body` against a server with `configuration` over a new database of `storage`, then
+    /// closes the storage and removes the database, whether `body` throws or not.
     static func run(
-        _ configuration: ServerConfiguration = ServerConfiguration(), _ body: @Sendable (TestServer) async throws -> Void
+        _ configuration: ServerConfiguration = ServerConfiguration(), storage factory: StorageFactory = .default,
+        _ body: @Sendable (TestServer) async throws -> Void
     ) async throws {
-        var quiet = Logger(label: "test")
-        quiet.logLevel = .critical
-        let storage = try await SQLiteTableStorage.open(.memory, logger: quiet)
-        let app = Application(router: buildRouter(storage: storage, configuration: configuration), logger: quiet)
-        try await app.test(.router) { client in try await body(TestServer(client: client)) }
+        let database = try await factory.makeDatabase()
+        let storage = try await database.open(nil)
+        var failure: (any Error)?
+        do {
+            let app = Application(router: buildRouter(storage: storage, configuration: configuration), logger: .quiet)
+            try await app.test(.router) { client in try await body(TestServer(client: client)) }
+        } catch {
+            failure = error
+        }
         try await storage.close()
+        try await database.remove()
+        if let failure { throw failure }
     }
 
     static let version: HTTPFields = [HTTPField.Name("ZUMO-API-VERSION")!: "2.0.0"]
@@ -62,9 +72,12 @@ struct Reply: Sendable {
 }
 
 extension ServerConfiguration {
-    static func testing(pageSize: Int = 50, maxTop: Int = 1000, softDelete: Bool = true, maxBodySize: Int = 1 << 20) -> ServerConfiguration {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return ServerConfiguration(port: 0, pageSize: pageSize, maxTop: maxTop, softDelete: softDelete, maxBodySize: maxBodySize, logger: logger)
+    static func testing(
+        pageSize: Int = 50, maxTop: Int = 1000, softDelete: Bool = true, maxBodySize: Int = 1 << 20,
+        authentication: Authentication = .none, perUserTables: PerUserTables = .none
+    ) -> ServerConfiguration {
+        ServerConfiguration(
+            port: 0, pageSize: pageSize, maxTop: maxTop, softDelete: softDelete, maxBodySize: maxBodySize, authentication: authentication,
+            perUserTables: perUserTables, logger: .quiet)
     }
 }

@@ -1,0 +1,69 @@
+import SyncSQL
+import SyncWire
+
+/// The checks of an item's properties before anything is written: reserved names, names and
+/// their columns, and values that fit the columns they go to.
+enum ItemValues {
+    /// The system columns a client may not send.
+    static func checkReserved(_ item: JSONObject) throws(TableError) {
+        for key in item.keys where SystemProperty.reserved.contains(where: { $0.caseInsensitiveCompare(key) == .orderedSame }) {
+            throw .badRequest("Cannot update item with property '\(key)' as it is reserved")
+        }
+    }
+
+    /// The columns an item needs, typed from its values; property names must be plain names,
+    /// and no two may name one column (SQLite ignores the case of ASCII letters in names).
+    static func columns(of item: JSONObject) throws(TableError) -> [String: ColumnType] {
+        guard item.count <= 500 else { throw .badRequest("An item may have at most 500 properties") }
+        if let (a, b) = ColumnIndex.clash(in: Set(item.keys).union([SystemProperty.id, SystemProperty.version])) {
+            throw .badRequest("The properties '\(a.prefix(64))' and '\(b.prefix(64))' differ only by case")
+        }
+        var columns: [String: ColumnType] = [:]
+        for (name, value) in item where name != SystemProperty.id && name != SystemProperty.version {
+            guard ODataParser.isName(name) else { throw .badRequest("'\(name.prefix(64))' is not a valid property name") }
+            if let type = ColumnType(inferringFrom: value) { columns[name] = type }
+        }
+        return columns
+    }
+
+    /// Checks that each value fits the column it goes to, so that it reads back as it was sent:
+    /// a string into a text column, a number into an integer or real one, a Boolean into a
+    /// Boolean one, an object or array into a JSON one; `null` fits any.
+    ///
+    /// - Throws: A 400 naming the first property whose value does not fit.
+    static func checkTypes(_ values: JSONObject, against schema: TableSchema) throws(TableError) {
+        let index = ColumnIndex(schema.columns.keys)
+        let system = Set([SystemProperty.id, SystemProperty.version].map(ColumnKey.init))
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) where !system.contains(ColumnKey(name)) {
+            guard let sent = ColumnType(inferringFrom: value), let column = index.column(named: name), let stored = schema.columns[column],
+                !fits(sent, stored)
+            else { continue }
+            throw .badRequest("The property '\(name.prefix(64))' is \(article(value)), but the column '\(column.prefix(64))' holds \(plural(stored))")
+        }
+    }
+
+    private static func fits(_ sent: ColumnType, _ stored: ColumnType) -> Bool {
+        let numbers: Set<ColumnType> = [.integer, .real]
+        return sent == stored || (numbers.contains(sent) && numbers.contains(stored))
+    }
+
+    private static func article(_ value: JSONValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool: return "a Boolean"
+        case .int, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    private static func plural(_ type: ColumnType) -> String {
+        switch type {
+        case .text: return "strings"
+        case .integer, .real: return "numbers"
+        case .boolean: return "Booleans"
+        case .json: return "objects and arrays"
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import SQLiteNIO
+import SyncSQL
+import SyncWire
+
+/// Files made before ids were folded: their `id` column compares bytes. Opening such a file
+/// rebuilds each of its tables with the folding id column (`COLLATE NOCASE`), in one transaction
+/// per table, keeping every row, column and type; a table with two ids that differ only by ASCII
+/// case cannot be folded and the storage does not open (nothing is changed).
+extension SQLiteTableStorage {
+    /// Rebuilds `table` with a folding id column unless it has one.
+    func foldIDsIfNeeded(_ table: String) async throws {
+        guard try await !idFoldsCase(table) else { return }
+        let clashing: SQLFragment = """
+            SELECT count(*) AS groups FROM (SELECT 1 FROM \(identifier: table) \
+            GROUP BY \(identifier: SystemProperty.id) COLLATE NOCASE HAVING count(*) > 1)
+            """
+        let groups = try await connection.query(clashing.statement(in: .sqlite).sql, []).first?.column("groups")?.integer ?? 0
+        guard groups == 0 else { throw TableStorageError.idsDifferingOnlyByCase(table: table, count: groups) }
+
+        let schema = try await readSchema(table)
+        let system = Set([SystemProperty.id, SystemProperty.createdAt, SystemProperty.updatedAt, SystemProperty.version, SystemProperty.deleted].map(ColumnKey.init))
+        var declared: [(String, String)] = []
+        for info in try await connection.query("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) {
+            guard let name = info.column("name")?.string, !system.contains(ColumnKey(name)), name != TableSchema.ownerColumn else { continue }
+            declared.append((name, info.column("type")?.string ?? ""))
+        }
+        let staging = "__folding_" + table
+        let columns: [SQLFragment] = ((schema.isPerUser ? [TableSchema.ownerColumn] : []) + schema.columns.keys.sorted()).map { "\(identifier: $0)" }
+        let list = SQLFragment.joined(columns, separator: ", ")
+        var statements = Self.createTable(staging, isPerUser: schema.isPerUser, columns: declared).prefix(1).map(\.sql)
+        statements.append(("INSERT INTO \(identifier: staging) (\(inline: list)) SELECT \(inline: list) FROM \(identifier: table)" as SQLFragment).statement(in: .sqlite).sql)
+        statements.append(("DROP TABLE \(identifier: table)" as SQLFragment).statement(in: .sqlite).sql)
+        statements.append(("ALTER TABLE \(identifier: staging) RENAME TO \(identifier: table)" as SQLFragment).statement(in: .sqlite).sql)
+        statements += Self.createTable(table, isPerUser: schema.isPerUser, columns: declared).dropFirst().map(\.sql)
+
+        _ = try await connection.query("BEGIN IMMEDIATE", [])
+        do {
+            for sql in statements { _ = try await connection.query(sql, []) }
+            _ = try await connection.query("COMMIT", [])
+        } catch {
+            _ = try? await connection.query("ROLLBACK", [])
+            throw error
+        }
+    }
+
+    /// Whether the `id` column of `table`'s key compares without regard to ASCII case.
+    private func idFoldsCase(_ table: String) async throws -> Bool {
+        let rows = try await connection.query("""
+            SELECT x.coll AS coll FROM pragma_index_list(?) AS l, pragma_index_xinfo(l.name) AS x \
+            WHERE l.origin = 'pk' AND x.name = ?
+            """, [.text(table), .text(SystemProperty.id)])
+        return rows.contains { $0.column("coll")?.string?.uppercased() == "NOCASE" }
+    }
+}

@@ -1,0 +1,110 @@
+import SQLiteNIO
+public import SyncSQL
+public import SyncWire
+
+/// Writes: each one statement that stamps itself and returns the stored row (see
+/// ``SQLiteTableStorage``).
+extension SQLiteTableStorage {
+    public func insert(table: String, scope: RowScope, item: JSONObject) async throws -> WriteResult {
+        guard let schema = try scoped(table, scope), case .string(let id)? = item[SystemProperty.id] else { return .missing }
+        var values = Self.storable(item, schema)
+        values[SystemProperty.id] = .string(id)
+        values[SystemProperty.version] = .string(RowVersion.make())
+        values[SystemProperty.deleted] = .bool(false)
+        var names: [SQLFragment] = [], selected: [SQLFragment] = []
+        if let owner = scope.owner {
+            names.append("\(identifier: TableSchema.ownerColumn)")
+            selected.append(.bind(.text(owner)))
+        }
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            names.append("\(identifier: name)")
+            selected.append(.bind(try SQLValue(json: value)))
+        }
+        // createdAt and updatedAt are one stamp: the CTE is evaluated once.
+        let stamp: SQLFragment = "\(identifier: "stamp")"
+        for name in [SystemProperty.createdAt, SystemProperty.updatedAt] {
+            names.append("\(identifier: name)")
+            selected.append(stamp)
+        }
+        let sql: SQLFragment = """
+            WITH \(identifier: "stamped")(\(inline: stamp)) AS MATERIALIZED (SELECT \(inline: stampCall(schema))) \
+            INSERT INTO \(identifier: schema.name) (\(inline: .joined(names, separator: ", "))) \
+            SELECT \(inline: .joined(selected, separator: ", ")) FROM \(identifier: "stamped") WHERE true \
+            ON CONFLICT DO NOTHING RETURNING *
+            """
+        return try await write(sql, schema, table: table, id: id) { [self] in
+            // The id is taken: the row that has it (if it went away meanwhile, the insert is tried again).
+            if let existing = try await current(schema, id: id, scope: scope) { return .conflict(existing) }
+            return try await insert(table: table, scope: scope, item: item)
+        }
+    }
+
+    public func update(table: String, id: String, scope: RowScope, values: JSONObject, condition: WriteCondition) async throws -> WriteResult {
+        guard let schema = try scoped(table, scope) else { return .missing }
+        var changes = Self.storable(values, schema)
+        changes.removeValue(forKey: SystemProperty.id)
+        changes[SystemProperty.version] = .string(RowVersion.make())
+        var assignments: [SQLFragment] = []
+        for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
+            assignments.append("\(identifier: name) = \(bind: try SQLValue(json: value))")
+        }
+        assignments.append("\(identifier: SystemProperty.updatedAt) = \(inline: stampCall(schema))")
+        let sql: SQLFragment = """
+            UPDATE \(identifier: schema.name) SET \(inline: .joined(assignments, separator: ", ")) \
+            WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *
+            """
+        return try await write(sql, schema, table: table, id: id) { [self] in
+            try await current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
+        }
+    }
+
+    public func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult {
+        guard let schema = try scoped(table, scope) else { return .missing }
+        let sql: SQLFragment = "DELETE FROM \(identifier: schema.name) WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *"
+        return try await write(sql, schema, table: table, id: id) { [self] in
+            try await current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
+        }
+    }
+
+    // MARK: helpers
+
+    /// Runs a write statement: the row it returns is the stored one; when it returns none (its
+    /// condition did not hold), `unmet` says why. The observer sees the write before its
+    /// statement and once it is done.
+    private func write(
+        _ sql: SQLFragment, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
+    ) async throws -> WriteResult {
+        await observer?.write(.committing(updatedAt: nil), table: table, id: id)
+        let stored = try await rows(sql.statement(in: .sqlite), schema).first
+        await observer?.write(.finished, table: table, id: id)
+        if let stored { return .written(stored) }
+        return try await unmet()
+    }
+
+    /// The call that stamps a write of `schema`'s table, inside the write statement.
+    private func stampCall(_ schema: TableSchema) -> SQLFragment {
+        "\(inline: SQLFragment(raw: Self.stampFunction))(\(bind: .text(schema.name)))"
+    }
+
+    /// The row of the scope with `id`.
+    private func current(_ schema: TableSchema, id: String, scope: RowScope) async throws -> JSONObject? {
+        let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
+        return try await rows(sql.statement(in: .sqlite), schema).first
+    }
+
+    /// The `WHERE` of a conditional write: the row's key in the scope, its version and deleted
+    /// state when the condition names them.
+    private static func conditional(_ id: String, _ scope: RowScope, _ condition: WriteCondition) -> SQLFragment {
+        var parts = [key(id, scope)]
+        if let version = condition.version { parts.append("\(identifier: SystemProperty.version) = \(bind: .text(version))") }
+        if let deleted = condition.deleted { parts.append("\(identifier: SystemProperty.deleted) = \(bind: .integer(deleted ? 1 : 0))") }
+        return .joined(parts, separator: " AND ")
+    }
+
+    /// The properties of `values` the table can store: a `null` property without a column has
+    /// nothing to store and is left out.
+    private static func storable(_ values: JSONObject, _ schema: TableSchema) -> JSONObject {
+        let index = ColumnIndex(schema.columns.keys)
+        return values.filter { name, value in value != .null || index.column(named: name) != nil }
+    }
+}
