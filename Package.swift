@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -26,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // JWT verification (sync-server --jwt-secret-file / --jwks-file); it brings swift-crypto.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // Only the tests name swift-crypto themselves: they generate RSA key pairs.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -54,6 +58,7 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]),
 
         .target(name: "SyncCLI", dependencies: [
@@ -97,7 +102,10 @@ let package = Package(
         .testTarget(name: "SyncSQLTests", dependencies: ["SyncSQL", "SyncWire"]),
         .testTarget(
             name: "SyncServerTests",
-            dependencies: ["SyncServer", "SyncWire", "SyncTestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")]),
+            dependencies: [
+                "SyncServer", "SyncWire", "SyncTestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]),
         .testTarget(name: "SyncStoreTests", dependencies: [
             "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
         ]),
