@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -28,6 +28,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // JWT verification (sync-server --jwt-secret-file / --jwks-file); it brings swift-crypto.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // Only the tests name swift-crypto themselves: they generate RSA key pairs.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -59,6 +63,7 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]),
 
         .target(name: "SyncCLI", dependencies: [
@@ -110,6 +115,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
         .testTarget(name: "SyncStoreTests", dependencies: [
             "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",

@@ -22,6 +22,16 @@ struct SyncServerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Require this X-ZUMO-AUTH token (the first line of the file) on every table request.", valueName: "path"))
     var authTokenFile: String?
+    @Option(help: ArgumentHelp(
+        "Verify HS256 sign-in tokens with the key in this file (its first line, at least 32 bytes).", valueName: "path"))
+    var jwtSecretFile: String?
+    @Option(help: ArgumentHelp(
+        "Verify RS256 and ES256 sign-in tokens with the public keys of this JWK Set (chosen by kid).", valueName: "path"))
+    var jwksFile: String?
+    @Option(help: ArgumentHelp("With a JWT key: the issuer (iss) every token must name.", valueName: "issuer"))
+    var jwtIssuer: String?
+    @Option(help: ArgumentHelp("With a JWT key: an audience (aud) every token must name.", valueName: "audience"))
+    var jwtAudience: String?
     @Option(name: .customLong("per-user-table"), help: ArgumentHelp(
         "A table whose rows belong to the signed-in user who wrote them (repeatable).", valueName: "table"))
     var perUserTable: [String] = []
@@ -34,6 +44,7 @@ struct SyncServerCommand: AsyncParsableCommand {
         guard maxTop >= 0 else { throw ValidationError("--max-top must not be negative") }
         _ = try parsedDatabase()
         _ = try authToken()
+        _ = try jwtConfiguration()
         _ = try parsedPerUserTables()
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }
@@ -56,6 +67,34 @@ struct SyncServerCommand: AsyncParsableCommand {
         return perUserTable.isEmpty ? .none : .named(perUserTable)
     }
 
+    /// The JWT verification the flags ask for, if any; at most one way to authenticate.
+    func jwtConfiguration() throws -> JWTConfiguration? {
+        let configuration: JWTConfiguration?
+        do {
+            configuration = try JWTConfiguration.fromOptions(
+                secretFile: jwtSecretFile, jwksFile: jwksFile, issuer: jwtIssuer, audience: jwtAudience)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        if configuration != nil, authTokenFile != nil {
+            throw ValidationError("--auth-token-file and a JWT key (--jwt-secret-file, --jwks-file) exclude each other")
+        }
+        return configuration
+    }
+
+    /// How table requests are authenticated: a JWT verifier (its keys loaded now, once), a shared
+    /// token, or not at all.
+    func authentication() async throws -> Authentication {
+        if let configuration = try jwtConfiguration() {
+            do {
+                return .verifier(try await JWTVerifier.load(configuration))
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+        return try authToken().map(Authentication.sharedToken) ?? .none
+    }
+
     /// The token of `--auth-token-file`: its first line, which may not be empty.
     func authToken() throws -> String? {
         guard let authTokenFile else { return nil }
@@ -72,7 +111,7 @@ struct SyncServerCommand: AsyncParsableCommand {
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let configuration = ServerConfiguration(
             host: host, port: port, database: try parsedDatabase(), pageSize: pageSize, maxTop: maxTop, softDelete: softDelete,
-            authentication: try authToken().map(Authentication.sharedToken) ?? .none, perUserTables: try parsedPerUserTables(),
+            authentication: try await authentication(), perUserTables: try parsedPerUserTables(),
             logger: logger)
         let host = self.host
         let (app, storage) = try await buildApplication(configuration) { port in
