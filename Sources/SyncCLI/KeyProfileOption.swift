@@ -12,10 +12,15 @@ public struct KeyProfileOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("profile"), help: ArgumentHelp(
         "Key-derivation profile: default (scrypt) or pbkdf2-sha512.", valueName: "name"))
+    /// The profile's name as given on the command line.
     public var name: String = KeyProfile.default.name
 
+    /// The options with their defaults (ArgumentParser fills them).
     public init() {}
 
+    /// Refuses an unknown profile, and the insecure one without the opt-in.
+    ///
+    /// - Throws: `ValidationError` naming the fault.
     public func validate() throws {
         guard let profile = KeyProfile.named(name) else {
             throw ValidationError("Unknown profile '\(name)'; use default or pbkdf2-sha512.")

@@ -44,6 +44,7 @@ extension SyncRequest: CustomStringConvertible, CustomDebugStringConvertible {
     /// The method and URL only: headers carry the authentication token and bodies carry items,
     /// so neither reaches a log or a test failure message this way.
     public var description: String { "\(method.rawValue) \(url.absoluteString)" }
+    /// The same as `description`: the method and URL only.
     public var debugDescription: String { description }
 }
 

@@ -6,11 +6,17 @@ public import SyncKeys
 public struct StoreKeyStatus: Sendable, Codable {
     /// A key derivation and whether it meets the floor.
     public struct KDFInfo: Sendable, Codable {
+        /// `scrypt` or `pbkdf2-sha512`.
         public var algorithm: String
+        /// scrypt's cost N.
         public var n: UInt64?
+        /// scrypt's block size r.
         public var r: UInt64?
+        /// scrypt's parallelism p.
         public var p: UInt64?
+        /// PBKDF2's iteration count.
         public var iterations: Int?
+        /// The salt's length in bytes.
         public var saltBytes: Int
         /// scrypt N ≥ 2^17, r = 8, p = 1, or PBKDF2-SHA512 ≥ 220,000; salt ≥ 16 bytes.
         public var meetsFloor: Bool
@@ -22,6 +28,7 @@ public struct StoreKeyStatus: Sendable, Codable {
         public var id: String
         /// When the slot's secret was set.
         public var createdAt: String
+        /// How the slot's key is derived.
         public var kdf: KDFInfo
     }
 

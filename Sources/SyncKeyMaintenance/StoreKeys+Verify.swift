@@ -6,14 +6,19 @@ import SyncSQLite
 public struct StoreVerificationReport: Sendable, Codable {
     /// One check: a stable name, whether it passed, and what was found.
     public struct Check: Sendable, Codable, Equatable {
+        /// The check's stable name (`kdf-floor`, `header-encrypted`, …).
         public var name: String
+        /// Whether the check passed.
         public var passed: Bool
+        /// What was found, in words (never key material).
         public var detail: String
     }
 
     /// A table and its row count (never its content or a hash of it).
     public struct TableCount: Sendable, Codable, Equatable {
+        /// The table's name.
         public var name: String
+        /// The number of rows.
         public var rows: Int
     }
 
@@ -30,6 +35,13 @@ public struct StoreVerificationReport: Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey { case database, checks, pages, tables, passed }
 
+    /// A report.
+    ///
+    /// - Parameters:
+    ///   - database: The database file.
+    ///   - checks: The checks, in the order they ran.
+    ///   - pages: The pages read.
+    ///   - tables: Every table with its row count.
     public init(database: String, checks: [Check], pages: Int, tables: [TableCount]) {
         self.database = database
         self.checks = checks
@@ -37,6 +49,10 @@ public struct StoreVerificationReport: Sendable, Codable {
         self.tables = tables
     }
 
+    /// Reads a report written by `encode(to:)`.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: A decoding error when a field is missing or mistyped.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         database = try container.decode(String.self, forKey: .database)
@@ -45,6 +61,10 @@ public struct StoreVerificationReport: Sendable, Codable {
         tables = try container.decode([TableCount].self, forKey: .tables)
     }
 
+    /// Writes the report, `passed` included.
+    ///
+    /// - Parameter encoder: The encoder.
+    /// - Throws: An encoding error.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(database, forKey: .database)

@@ -26,6 +26,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Writing the envelope failed.
     case writeFailed(String)
 
+    /// A sentence for a person; it never holds key material.
     public var description: String {
         switch self {
         case .wrongPassphrase: return "The passphrase is wrong."

@@ -8,6 +8,7 @@ public struct KeyProfile: Sendable, Hashable, Codable {
 
     /// A short name (`default`, `pbkdf2-sha512`, `insecure-test`).
     public var name: String
+    /// The key-derivation function.
     public var algorithm: Algorithm
     /// scrypt cost N (a power of two).
     public var n: UInt64?
@@ -33,6 +34,16 @@ public struct KeyProfile: Sendable, Hashable, Codable {
     /// The built-in profile with `name`.
     public static func named(_ name: String) -> KeyProfile? { all.first { $0.name == name } }
 
+    /// A profile.
+    ///
+    /// - Parameters:
+    ///   - name: A short name.
+    ///   - algorithm: The key-derivation function.
+    ///   - n: scrypt's cost N (a power of two).
+    ///   - r: scrypt's block size r.
+    ///   - p: scrypt's parallelism p.
+    ///   - iterations: PBKDF2's iteration count.
+    ///   - saltLength: The salt length in bytes.
     public init(
         name: String, algorithm: Algorithm, n: UInt64? = nil, r: UInt64? = nil, p: UInt64? = nil,
         iterations: Int? = nil, saltLength: Int

@@ -84,6 +84,7 @@ public struct SecretBytes: Sendable, Equatable, CustomStringConvertible {
         return lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 } }
     }
 
+    /// The length only: the bytes never reach a log.
     public var description: String { "SecretBytes(\(count) bytes, redacted)" }
 }
 

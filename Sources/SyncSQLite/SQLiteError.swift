@@ -9,12 +9,19 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The SQL text, when the error came from a statement.
     public let sql: String?
 
+    /// An error.
+    ///
+    /// - Parameters:
+    ///   - code: The result code.
+    ///   - message: What went wrong, without any bound value.
+    ///   - sql: The SQL text being run, if any.
     public init(code: ResultCode, message: String, sql: String? = nil) {
         self.code = code
         self.message = message
         self.sql = sql
     }
 
+    /// The code, the message and the SQL text being run.
     public var description: String {
         var text = "SQLite error \(code.rawValue): \(message)"
         if let sql { text += " (while running: \(sql))" }

@@ -5,17 +5,32 @@ import SyncWire
 /// A request the tables protocol answers with an error status and a JSON body: `{"error": …}`,
 /// or, for 409 and 412, the stored item with its `ETag`.
 public struct TableError: HTTPResponseError, Sendable {
+    /// The HTTP status of the answer.
     public let status: HTTPResponse.Status
+    /// What is wrong, sent as `{"error": message}` when there is no item.
     public let message: String
     /// The stored item, sent as the body of a conflict.
     public let item: JSONObject?
 
+    /// An error answer.
+    ///
+    /// - Parameters:
+    ///   - status: The HTTP status.
+    ///   - message: What is wrong, safe to send to the client.
+    ///   - item: The stored item, for a 409 or 412.
     public init(_ status: HTTPResponse.Status, _ message: String, item: JSONObject? = nil) {
         self.status = status
         self.message = message
         self.item = item
     }
 
+    /// The answer: the item with its `ETag` when there is one, else `{"error": message}`.
+    ///
+    /// - Parameters:
+    ///   - request: The request (unused).
+    ///   - context: Its context (unused).
+    /// - Returns: The response.
+    /// - Throws: An encoding error (not expected).
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         if let item {
             return try JSONResponse.item(item, status: status)

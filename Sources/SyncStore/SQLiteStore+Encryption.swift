@@ -23,6 +23,12 @@ public struct StoreOptions: Sendable {
     /// Accept the cheap key profile meant for tests. Never set this in an app.
     public var allowInsecureKeyProfile: Bool
 
+    /// Options.
+    ///
+    /// - Parameters:
+    ///   - createIfMissing: Create the store when no database exists at the path.
+    ///   - keyProfile: The key-derivation profile for a new envelope.
+    ///   - allowInsecureKeyProfile: Accept the cheap test profile (never in an app).
     public init(createIfMissing: Bool = false, keyProfile: KeyProfile = .default, allowInsecureKeyProfile: Bool = false) {
         self.createIfMissing = createIfMissing
         self.keyProfile = keyProfile

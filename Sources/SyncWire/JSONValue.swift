@@ -117,12 +117,33 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// `nil` is JSON `null`.
+    ///
+    /// - Parameter nilLiteral: The literal.
     public init(nilLiteral: ()) { self = .null }
+    /// A Boolean literal is a JSON Boolean.
+    ///
+    /// - Parameter value: The literal.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer literal is a JSON integer.
+    ///
+    /// - Parameter value: The literal.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A floating-point literal is a JSON double.
+    ///
+    /// - Parameter value: The literal.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A string literal is a JSON string.
+    ///
+    /// - Parameter value: The literal.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An array literal is a JSON array.
+    ///
+    /// - Parameter elements: The elements.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A dictionary literal is a JSON object; of two equal names the last wins.
+    ///
+    /// - Parameter elements: The members.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

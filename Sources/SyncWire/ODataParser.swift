@@ -54,6 +54,7 @@ public enum ODataParser {
 
     /// A query request parsed from its query items.
     public struct Request: Sendable, Hashable {
+        /// The table and the query options.
         public var query: QueryDescription
         /// Whether `__includeDeleted` was present (its value is not looked at, as in G2 servers).
         public var includeDeleted: Bool

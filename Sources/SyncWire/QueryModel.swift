@@ -78,6 +78,11 @@ public struct OrderBy: Sendable, Hashable {
     /// Ascending (`asc`, the default) or descending (`desc`).
     public var ascending: Bool
 
+    /// An ordering.
+    ///
+    /// - Parameters:
+    ///   - member: The column to sort by.
+    ///   - ascending: Ascending (the default) or descending.
     public init(_ member: String, ascending: Bool = true) {
         self.member = member
         self.ascending = ascending
@@ -155,10 +160,16 @@ public struct QueryDescription: Sendable, Hashable {
 
 /// The rows a query returned, and the total count when it was asked for.
 public struct QueryResult: Sendable, Hashable {
+    /// The rows, in the query's order.
     public var items: [JSONObject]
     /// The number of matching rows ignoring top and skip, or `nil` when not requested.
     public var totalCount: Int?
 
+    /// A result.
+    ///
+    /// - Parameters:
+    ///   - items: The rows.
+    ///   - totalCount: The total count, when it was asked for.
     public init(items: [JSONObject], totalCount: Int? = nil) {
         self.items = items
         self.totalCount = totalCount

@@ -15,6 +15,7 @@ public enum TodoError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Nothing to change was given.
     case nothingToChange
 
+    /// A sentence for the terminal; it never holds a secret.
     public var description: String {
         switch self {
         case .unknownID(let prefix): return "No todo item has an id starting with '\(prefix)'."
