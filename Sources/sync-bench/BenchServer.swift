@@ -61,13 +61,14 @@ final class BenchServer {
         }
     }
 
-    /// Starts `sync-server --host 127.0.0.1 --port 0 --database sqlite:<path>` and waits for its
+    /// Starts `sync-server --host 127.0.0.1 --port 0 --database <database>` and waits for its
     /// `listening on` line.
-    init(tool: URL, databasePath: String, pageSize: Int?, errorLog: URL) throws {
+    /// - Parameter database: `sqlite:PATH` or `memory`.
+    init(tool: URL, database: String, pageSize: Int?, errorLog: URL) throws {
         process = Process()
         process.executableURL = tool
         process.arguments =
-            ["--host", "127.0.0.1", "--port", "0", "--database", "sqlite:\(databasePath)", "--log-level", "error"]
+            ["--host", "127.0.0.1", "--port", "0", "--database", database, "--log-level", "error"]
             + (pageSize.map { ["--page-size", String($0)] } ?? [])
         let stdout = Pipe()
         process.standardOutput = stdout

@@ -110,7 +110,7 @@ enum BenchTools {
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw BenchError("""
                 \(name) is missing from \(directory.path); build it with sync-bench, e.g. \
-                swift build -c release --scratch-path .build-release --product sync-server --product sync-keys --product sync-bench
+                for p in sync-server sync-keys sync-bench; do swift build -c release --product $p; done
                 """)
         }
         return url

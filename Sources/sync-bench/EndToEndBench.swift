@@ -27,8 +27,17 @@ struct EndToEndBench {
         if selected.contains(.reference) || selected.contains(.fullPull) {
             records += try await repeated(.reference, "reference: rows inserted straight through SQLCipher", count: n, runs: bench.runs, unit: "rows/s")
         }
-        if !selected.isDisjoint(with: [.fullPull, .incrementalPull, .pushInserts, .pushUpdates]) {
-            records += try await withServer { try await serverWorkloads($0) }
+        let pulls = !selected.isDisjoint(with: [.fullPull, .incrementalPull])
+        let pushes = !selected.isDisjoint(with: [.pushInserts, .pushUpdates])
+        if pulls || (pushes && bench.pushDatabase == .file) {
+            records += try await withServer(seeded: true) { server in
+                var records = pulls ? try await pullWorkloads(server) : []
+                if pushes && bench.pushDatabase == .file { records += try await pushWorkloads(server) }
+                return records
+            }
+        }
+        if pushes && bench.pushDatabase == .memory {
+            records += try await withServer(seeded: false) { try await pushWorkloads($0) }
         }
         if selected.contains(.offlineWrites) {
             records += try await repeated(.offlineWrites, "offline writes through the sync table", count: m, runs: bench.runs, unit: "ops/s")
@@ -67,23 +76,29 @@ struct EndToEndBench {
         return try JSONDecoder().decode(ChildReport.self, from: output)
     }
 
-    /// Seeds the server database with N items, starts `sync-server` on it, runs `body`, stops it.
-    private func withServer(_ body: (BenchServer) async throws -> [BenchRecord]) async throws -> [BenchRecord] {
+    /// Starts `sync-server`, runs `body`, stops it. A seeded server runs over a database file
+    /// holding N items; the other keeps its tables in memory.
+    private func withServer(seeded: Bool, _ body: (BenchServer) async throws -> [BenchRecord]) async throws -> [BenchRecord] {
         let tool = try BenchTools.locate("sync-server")
-        let database = scratch.path("server.sqlite")
-        bench.progress("seeding the server with \(bench.serverItems) items")
-        let seeding = try await ContinuousClock().measure { try await BenchServer.seed(databaseAt: database, count: bench.serverItems) }
-        bench.progress(String(format: "seeded in %.1f s", seeding.seconds))
+        var database = "memory"
+        if seeded {
+            let path = scratch.path("server.sqlite")
+            bench.progress("seeding the server with \(bench.serverItems) items")
+            let seeding = try await ContinuousClock().measure { try await BenchServer.seed(databaseAt: path, count: bench.serverItems) }
+            bench.progress(String(format: "seeded in %.1f s", seeding.seconds))
+            database = "sqlite:\(path)"
+        }
         let server = try BenchServer(
-            tool: tool, databasePath: database, pageSize: bench.serverPageSize, errorLog: scratch.url.appendingPathComponent("server.log"))
+            tool: tool, database: database, pageSize: bench.serverPageSize, errorLog: scratch.url.appendingPathComponent("server.log"))
         defer { server.stop() }
-        try await server.checkSeed()
+        if seeded { try await server.checkSeed() }
         return try await body(server)
     }
 
-    private func serverWorkloads(_ server: BenchServer) async throws -> [BenchRecord] {
+    /// The full and the incremental pull, on each kind of store.
+    private func pullWorkloads(_ server: BenchServer) async throws -> [BenchRecord] {
         var records: [BenchRecord] = []
-        let n = bench.serverItems, m = bench.operations
+        let n = bench.serverItems
         // The store each kind's last full pull left, for the incremental pull.
         var pulled: [Bool: String] = [:]
         func fullPull(_ encrypted: Bool, run: Int) async throws -> BenchSample {
@@ -135,36 +150,41 @@ struct EndToEndBench {
             }
         }
         for path in pulled.values { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
+        return records
+    }
 
-        if selected.contains(.pushInserts) || selected.contains(.pushUpdates) {
-            for encrypted in Self.kinds {
-                var inserts: [BenchSample] = [], updates: [BenchSample] = []
-                for run in 0..<bench.pushRuns {
-                    let path = scratch.path("push-\(encrypted)-\(run).db")
-                    defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
-                    bench.progress("push of \(m) inserts, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
-                    let cpu = server.cpuSeconds
-                    var sample = BenchSample(try await child(.pushInserts, store: path, encrypted: encrypted, server: server.url, count: m))
-                    sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
-                    inserts.append(sample)
-                    guard selected.contains(.pushUpdates) else { continue }
-                    // The store that pushed the inserts holds M items the server knows: update them.
-                    bench.progress("push of \(m) updates, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
-                    let before = server.cpuSeconds
-                    var update = BenchSample(try await child(.pushUpdates, store: path, encrypted: encrypted, server: server.url, count: m))
-                    update.serverCPUSeconds = difference(before, server.cpuSeconds)
-                    updates.append(update)
-                }
-                if selected.contains(.pushInserts) {
-                    records.append(BenchRecord(
-                        workload: ClientWorkload.pushInserts.rawValue, title: "push of queued inserts (one request each)",
-                        store: Self.kind(encrypted), unit: "ops/s", samples: inserts))
-                }
-                if selected.contains(.pushUpdates) {
-                    records.append(BenchRecord(
-                        workload: ClientWorkload.pushUpdates.rawValue, title: "push of queued updates (one request each)",
-                        store: Self.kind(encrypted), unit: "ops/s", samples: updates))
-                }
+    /// M inserts pushed, then (from the same store) M updates pushed, on each kind of store.
+    private func pushWorkloads(_ server: BenchServer) async throws -> [BenchRecord] {
+        var records: [BenchRecord] = []
+        let m = bench.operations
+        let suffix = bench.pushDatabase == .memory ? ", server in memory" : ""
+        for encrypted in Self.kinds {
+            var inserts: [BenchSample] = [], updates: [BenchSample] = []
+            for run in 0..<bench.pushRuns {
+                let path = scratch.path("push-\(encrypted)-\(run).db")
+                defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
+                bench.progress("push of \(m) inserts, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
+                let cpu = server.cpuSeconds
+                var sample = BenchSample(try await child(.pushInserts, store: path, encrypted: encrypted, server: server.url, count: m))
+                sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+                inserts.append(sample)
+                guard selected.contains(.pushUpdates) else { continue }
+                // The store that pushed the inserts holds M items the server knows: update them.
+                bench.progress("push of \(m) updates, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
+                let before = server.cpuSeconds
+                var update = BenchSample(try await child(.pushUpdates, store: path, encrypted: encrypted, server: server.url, count: m))
+                update.serverCPUSeconds = difference(before, server.cpuSeconds)
+                updates.append(update)
+            }
+            if selected.contains(.pushInserts) {
+                records.append(BenchRecord(
+                    workload: ClientWorkload.pushInserts.rawValue, title: "push of queued inserts (one request each\(suffix))",
+                    store: Self.kind(encrypted), unit: "ops/s", samples: inserts))
+            }
+            if selected.contains(.pushUpdates) {
+                records.append(BenchRecord(
+                    workload: ClientWorkload.pushUpdates.rawValue, title: "push of queued updates (one request each\(suffix))",
+                    store: Self.kind(encrypted), unit: "ops/s", samples: updates))
             }
         }
         return records

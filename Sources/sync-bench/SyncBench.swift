@@ -24,10 +24,12 @@ struct SyncBench: AsyncParsableCommand {
               key-derivation    unlocking a key envelope of each production key profile
             Each client workload runs in a child process of its own, so its peak memory is its own.
             The encrypted store has a raw 256-bit key: key derivation is measured on its own.
-            sync-server and sync-keys are taken from the directory of this executable (build them
-            together, in release: swift build -c release --product sync-server --product sync-keys
-            --product sync-bench). The full pull and the pushes run --pull-runs / --push-runs times
-            (1 by default: at today's speed a full pull of 100,000 items takes over a minute).
+            sync-server and sync-keys are taken from the directory of this executable (build the
+            three in release, one product per command: for p in sync-server sync-keys sync-bench; do
+            swift build -c release --product $p; done). The pushes go to the seeded server (a SQLite
+            file) or, with --push-database memory, to a second server keeping its tables in memory.
+            The full pull and the pushes run --pull-runs / --push-runs times (1 by default: at
+            today's speed a full pull of 100,000 items takes over a minute).
             """,
         subcommands: [ChildWorkload.self, MeasureTool.self])
 
@@ -43,6 +45,10 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Size of the store sync-keys encrypts and rotates, in MB.") var storeMegabytes = 100
     @Option(help: "Items the client asks for per pull request (default: SyncTable.pull's default).") var pageSize: Int?
     @Option(help: "sync-server's --page-size (default: the server's default).") var serverPageSize: Int?
+    @Option(help: ArgumentHelp(
+        "Where the pushes go: file (the seeded server, a SQLite file that syncs every commit to disk) or memory (a second server, tables in memory).",
+        valueName: "file|memory"))
+    var pushDatabase = PushDatabase.file
     @Option(help: "Store workload: items written through the offline table.") var offlineItems = 1_000
     @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
     @Flag(help: "Print JSON: one object per workload and store kind.") var json = false
@@ -51,6 +57,11 @@ struct SyncBench: AsyncParsableCommand {
     enum Workload: String, CaseIterable {
         case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", pushInserts = "push-inserts"
         case pushUpdates = "push-updates", offlineWrites = "offline-writes", encrypt, rotate, store, keyDerivation = "key-derivation"
+    }
+
+    /// The database of the server the pushes go to.
+    enum PushDatabase: String, ExpressibleByArgument {
+        case file, memory
     }
 
     /// N: `--items`, or a million with `--million`.
@@ -137,6 +148,7 @@ struct SyncBench: AsyncParsableCommand {
             "medians of \(runs) runs (full pull: \(pullRuns), pushes: \(pushRuns)); executables from \(BenchTools.ownExecutable.deletingLastPathComponent().path)",
             "encrypted = SQLCipher with a raw 256-bit key, 4096-byte pages, HMAC on; peak RSS = the high-water mark of the process that ran the workload",
             "pull pages: client \(pageSize.map(String.init) ?? "default"), server \(serverPageSize.map(String.init) ?? "default"); "
+                + "pushes to \(pushDatabase == .file ? "the seeded server (SQLite file)" : "a server with its tables in memory"); "
                 + "load average at the start: \(startLoad), at the end: \(loadAverage)",
             "",
         ]

@@ -79,6 +79,16 @@ import Testing
             let keys = try record(workload, store)
             #expect(keys.unit == "MB/s" && (keys.megabytes ?? 0) >= 1 && keys.rate > 0)
         }
+
+        // The pushes can also go to a second server that keeps its tables in memory.
+        let memory = try await bench.run(
+            ["--workloads", "push-inserts,push-updates", "--push-database", "memory", "--operations", "10", "--json"],
+            environment: ["TMPDIR": scratch.url.path])
+        #expect(memory.exitCode == 0, "\(memory)")
+        let pushed = try JSONDecoder().decode([Record].self, from: Data(memory.stdout.utf8))
+        #expect(Set(pushed.map(\.workload)) == ["push-inserts", "push-updates"] && pushed.count == 4)
+        #expect(pushed.allSatisfy { $0.items == 10 && $0.rate > 0 })
+
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
         #expect(processes(mentioning: scratch.url.path).isEmpty)
     }
