@@ -94,8 +94,10 @@ let package = Package(
         ]),
 
         .executableTarget(name: "sync-bench", dependencies: [
-            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer",
+            .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], swiftSettings: upcomingFeatures),
 
         // MARK: Test support (not a product)
         .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),

@@ -1,0 +1,183 @@
+import ArgumentParser
+import Foundation
+import SyncClient
+import SyncKeys
+import SyncSQLite
+import SyncStore
+import SyncWire
+
+/// What one client workload measured in its own process, printed as one JSON line.
+struct ChildReport: Codable, Sendable {
+    /// Wall-clock seconds of the measured part.
+    var seconds: Double
+    /// Items pulled (distinct, applied), operations pushed or written, or rows inserted.
+    var items: Int
+    /// Items received over the wire (pulls: every item of every page, re-reads included).
+    var transferred: Int?
+    /// CPU seconds (user + system) this process spent in the measured part.
+    var cpuSeconds: Double
+    /// The process's peak resident set in bytes (its whole life, set-up included).
+    var peakRSSBytes: Int
+}
+
+/// The client workloads, each run in a child process of its own so its memory is its own.
+enum ClientWorkload: String, CaseIterable, ExpressibleByArgument, Sendable {
+    /// An incremental pull (query id) of every server item into a fresh store.
+    case fullPull = "full-pull"
+    /// An incremental pull into a store that already pulled everything once.
+    case incrementalPull = "incremental-pull"
+    /// `count` inserts queued through the sync table (not measured), then one push.
+    case pushInserts = "push-inserts"
+    /// `count` rows of a store that pushed them updated through the sync table (not measured),
+    /// then one push.
+    case pushUpdates = "push-updates"
+    /// `count` inserts through the sync table: the row and its queued operation, one
+    /// transaction each.
+    case offlineWrites = "offline-writes"
+    /// `count` rows inserted straight through SQLCipher with one prepared statement in one
+    /// transaction: the ceiling of a pull.
+    case reference
+}
+
+/// `sync-bench child-workload …`: runs one client workload and prints its ``ChildReport``. The
+/// data key of an encrypted store comes on standard input, never in the arguments.
+struct ChildWorkload: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "child-workload", abstract: "Runs one client workload (used by sync-bench itself).", shouldDisplay: false)
+
+    @Argument var workload: ClientWorkload
+    @Option var store: String
+    @Flag var encrypted = false
+    @Option var server: String?
+    @Option var count: Int
+    @Option var pageSize: Int?
+
+    func run() async throws {
+        let encryption: StoreEncryption = encrypted ? .key(try KeyHandOver.readFromStandardInput()) : .none
+        let url = URL(fileURLWithPath: store)
+        let report: ChildReport
+        switch workload {
+        case .reference:
+            report = try reference(at: url, encryption: encryption)
+        case .offlineWrites:
+            report = try await withStore(url, encryption, create: true) { _, table in
+                let pushed = try table(BenchItems.pushedTable)
+                return try await measure(items: count) {
+                    for i in 0..<count { try await pushed.insert(BenchItems.userItem(i)) }
+                }
+            }
+        case .fullPull, .incrementalPull:
+            report = try await withStore(url, encryption, create: workload == .fullPull) { context, table in
+                try await pull(context, table(BenchItems.pulledTable))
+            }
+        case .pushInserts:
+            report = try await withStore(url, encryption, create: true) { context, table in
+                let pushed = try table(BenchItems.pushedTable)
+                for i in 0..<count { try await pushed.insert(BenchItems.userItem(i)) }
+                return try await push(context)
+            }
+        case .pushUpdates:
+            report = try await withStore(url, encryption, create: false) { context, table in
+                let pushed = try table(BenchItems.pushedTable)
+                let items = try await pushed.read(Query()).items
+                guard items.count >= count else { throw BenchError("the store holds \(items.count) pushed items, not \(count)") }
+                for (i, item) in items.prefix(count).enumerated() {
+                    var changed = item
+                    changed["text"] = .string(BenchItems.text(i, revision: 1))
+                    try await pushed.update(changed)
+                }
+                return try await push(context)
+            }
+        }
+        print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+    }
+
+    /// Opens the store (a fresh one must not exist yet), attaches a client for the server and
+    /// runs `body`; the store is closed afterwards.
+    private func withStore(
+        _ url: URL, _ encryption: StoreEncryption, create: Bool,
+        _ body: (SyncContext, (String) throws -> SyncTable) async throws -> ChildReport
+    ) async throws -> ChildReport {
+        if create, FileManager.default.fileExists(atPath: url.path) { throw BenchError("\(url.path) exists; a fresh store was expected") }
+        let store = try await SQLiteStore.open(at: url, encryption: encryption, options: StoreOptions(createIfMissing: create))
+        do {
+            let client = MobileServiceClient(url: URL(string: server ?? "http://127.0.0.1:9") ?? URL(fileURLWithPath: "/"))
+            let context = SyncContext(client: client, store: store)
+            let report = try await body(context) { try context.syncTable($0) }
+            await store.close()
+            return report
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Times `body`, which handles `items` items.
+    private func measure(items: Int, transferred: Int? = nil, _ body: () async throws -> Void) async rethrows -> ChildReport {
+        let cpu = ProcessStatistics.ownCPUSeconds
+        let elapsed = try await ContinuousClock().measure { try await body() }
+        return ChildReport(
+            seconds: elapsed.seconds, items: items, transferred: transferred, cpuSeconds: ProcessStatistics.ownCPUSeconds - cpu,
+            peakRSSBytes: ProcessStatistics.ownPeakResidentBytes)
+    }
+
+    /// Pulls with the query id and counts the items of every page as the context reports them.
+    private func pull(_ context: SyncContext, _ table: SyncTable) async throws -> ChildReport {
+        let events = await context.events()
+        let pages = Task {
+            var transferred = 0
+            for await event in events {
+                if case .pagePulled(_, let items, _) = event { transferred += items }
+                if case .pullFinished = event { break }
+            }
+            return transferred
+        }
+        var applied = 0
+        var report = try await measure(items: 0) {
+            if let pageSize {
+                applied = try await table.pull(Query(), queryId: BenchItems.queryId, pageSize: pageSize)
+            } else {
+                applied = try await table.pull(Query(), queryId: BenchItems.queryId)
+            }
+        }
+        report.items = applied
+        report.transferred = await pages.value
+        return report
+    }
+
+    /// Pushes the queue and checks that every operation went through.
+    private func push(_ context: SyncContext) async throws -> ChildReport {
+        let queued = try await context.pendingOperationsCount
+        guard queued == count else { throw BenchError("\(queued) operations are queued, not \(count)") }
+        let report = try await measure(items: count) { try await context.push() }
+        let left = try await context.pendingOperationsCount
+        guard left == 0 else { throw BenchError("\(left) operations are still queued after the push") }
+        return report
+    }
+
+    /// The reference: the rows a pull writes, inserted straight through SQLCipher with the
+    /// store's journal settings, one prepared statement, one transaction.
+    private func reference(at url: URL, encryption: StoreEncryption) throws -> ChildReport {
+        if FileManager.default.fileExists(atPath: url.path) { throw BenchError("\(url.path) exists; a fresh database was expected") }
+        func open(_ key: UnsafeRawBufferPointer?) throws -> Connection {
+            try Connection.open(path: url.path, mode: .readWriteCreate, key: key)
+        }
+        let connection: Connection
+        if case .key(let key) = encryption { connection = try key.withUnsafeBytes(open) } else { connection = try open(nil) }
+        defer { connection.close() }
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = NORMAL")
+        try connection.execute(DirectInsert.createTable)
+        let rows = DirectInsert.rows(0..<count, firstMillisecond: Int64(Date().timeIntervalSince1970 * 1000) - Int64(count))
+        let cpu = ProcessStatistics.ownCPUSeconds
+        let elapsed = try ContinuousClock().measure { try DirectInsert.insert(rows, into: connection) }
+        return ChildReport(
+            seconds: elapsed.seconds, items: count, transferred: nil, cpuSeconds: ProcessStatistics.ownCPUSeconds - cpu,
+            peakRSSBytes: ProcessStatistics.ownPeakResidentBytes)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import SyncKeys
+
+/// The end-to-end workloads, run from the benchmark's main process: it seeds and starts the
+/// server, runs each client workload in a child process, and reduces the runs to records.
+struct EndToEndBench {
+    let bench: SyncBench
+    let scratch: Scratch
+    let selected: Set<SyncBench.Workload>
+    /// The data key of every encrypted store of this benchmark run (handed to children on stdin).
+    let key: SecretBytes
+
+    init(bench: SyncBench, scratch: Scratch, selected: Set<SyncBench.Workload>) throws {
+        self.bench = bench
+        self.scratch = scratch
+        self.selected = selected
+        key = try SecretBytes.random(count: 32)
+    }
+
+    private static let kinds = [false, true]
+    private static func kind(_ encrypted: Bool) -> String { encrypted ? "encrypted" : "plain" }
+
+    /// Runs the selected end-to-end workloads; the reference also runs whenever the full pull does.
+    func measure() async throws -> [BenchRecord] {
+        var records: [BenchRecord] = []
+        let n = bench.serverItems, m = bench.operations
+        if selected.contains(.reference) || selected.contains(.fullPull) {
+            records += try await repeated(.reference, "reference: rows inserted straight through SQLCipher", count: n, runs: bench.runs, unit: "rows/s")
+        }
+        let pulls = !selected.isDisjoint(with: [.fullPull, .incrementalPull])
+        let pushes = !selected.isDisjoint(with: [.pushInserts, .pushUpdates])
+        if pulls || (pushes && bench.pushDatabase == .file) {
+            records += try await withServer(seeded: true) { server in
+                var records = pulls ? try await pullWorkloads(server) : []
+                if pushes && bench.pushDatabase == .file { records += try await pushWorkloads(server) }
+                return records
+            }
+        }
+        if pushes && bench.pushDatabase == .memory {
+            records += try await withServer(seeded: false) { try await pushWorkloads($0) }
+        }
+        if selected.contains(.offlineWrites) {
+            records += try await repeated(.offlineWrites, "offline writes through the sync table", count: m, runs: bench.runs, unit: "ops/s")
+        }
+        if selected.contains(.encrypt) || selected.contains(.rotate) {
+            records += try await keyTool()
+        }
+        return records
+    }
+
+    /// Runs `workload` on a fresh store of each kind `runs` times (no server).
+    private func repeated(_ workload: ClientWorkload, _ title: String, count: Int, runs: Int, unit: String = "items/s") async throws
+        -> [BenchRecord]
+    {
+        try await Self.kinds.asyncMap { encrypted in
+            var samples: [BenchSample] = []
+            for run in 0..<runs {
+                bench.progress("\(workload.rawValue), \(Self.kind(encrypted)), run \(run + 1) of \(runs)")
+                let path = scratch.path("\(workload.rawValue)-\(encrypted)-\(run).db")
+                defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
+                samples.append(BenchSample(try await child(workload, store: path, encrypted: encrypted, server: nil, count: count)))
+            }
+            return BenchRecord(workload: workload.rawValue, title: title, store: Self.kind(encrypted), unit: unit, samples: samples)
+        }
+    }
+
+    /// Runs one client workload in a child process.
+    private func child(_ workload: ClientWorkload, store: String, encrypted: Bool, server: URL?, count: Int) async throws -> ChildReport {
+        var arguments = ["child-workload", workload.rawValue, "--store", store, "--count", String(count)]
+        if encrypted { arguments.append("--encrypted") }
+        if let server { arguments += ["--server", server.absoluteString] }
+        if let pageSize = bench.pageSize { arguments += ["--page-size", String(pageSize)] }
+        var input = encrypted ? KeyHandOver.text(of: key) : []
+        defer { for i in input.indices { input[i] = 0 } }
+        let output = try await ChildRunner.run(BenchTools.ownExecutable, arguments, input: input, in: scratch)
+        return try JSONDecoder().decode(ChildReport.self, from: output)
+    }
+
+    /// Starts `sync-server`, runs `body`, stops it. A seeded server runs over a database file
+    /// holding N items; the other keeps its tables in memory.
+    private func withServer(seeded: Bool, _ body: (BenchServer) async throws -> [BenchRecord]) async throws -> [BenchRecord] {
+        let tool = try BenchTools.locate("sync-server")
+        var database = "memory"
+        if seeded {
+            let path = scratch.path("server.sqlite")
+            bench.progress("seeding the server with \(bench.serverItems) items")
+            let seeding = try await ContinuousClock().measure { try await BenchServer.seed(databaseAt: path, count: bench.serverItems) }
+            bench.progress(String(format: "seeded in %.1f s", seeding.seconds))
+            database = "sqlite:\(path)"
+        }
+        let server = try BenchServer(
+            tool: tool, database: database, pageSize: bench.serverPageSize, errorLog: scratch.url.appendingPathComponent("server.log"))
+        defer { server.stop() }
+        if seeded { try await server.checkSeed() }
+        return try await body(server)
+    }
+
+    /// The full and the incremental pull, on each kind of store.
+    private func pullWorkloads(_ server: BenchServer) async throws -> [BenchRecord] {
+        var records: [BenchRecord] = []
+        let n = bench.serverItems
+        // The store each kind's last full pull left, for the incremental pull.
+        var pulled: [Bool: String] = [:]
+        func fullPull(_ encrypted: Bool, run: Int) async throws -> BenchSample {
+            let path = scratch.path("full-pull-\(encrypted)-\(run).db")
+            if let previous = pulled[encrypted] { KeyToolBench.removeStore(at: URL(fileURLWithPath: previous)) }
+            pulled[encrypted] = path
+            let cpu = server.cpuSeconds
+            var sample = BenchSample(try await child(.fullPull, store: path, encrypted: encrypted, server: server.url, count: n))
+            sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+            guard sample.items == n else { throw BenchError("the full pull applied \(sample.items) items, not \(n)") }
+            return sample
+        }
+        if selected.contains(.fullPull) {
+            for encrypted in Self.kinds {
+                var samples: [BenchSample] = []
+                for run in 0..<bench.pullRuns {
+                    bench.progress("full pull of \(n) items, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
+                    samples.append(try await fullPull(encrypted, run: run))
+                }
+                records.append(BenchRecord(
+                    workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
+                    samples: samples))
+            }
+        }
+        if selected.contains(.incrementalPull) {
+            for encrypted in Self.kinds where pulled[encrypted] == nil {
+                bench.progress("full pull of \(n) items, \(Self.kind(encrypted)) (set-up of the incremental pull)")
+                _ = try await fullPull(encrypted, run: 0)
+            }
+            let changed = try await server.changeOnePercent(of: n)
+            for encrypted in Self.kinds {
+                var samples: [BenchSample] = []
+                for run in 0..<bench.runs {
+                    bench.progress("incremental pull, \(Self.kind(encrypted)), run \(run + 1) of \(bench.runs)")
+                    let copy = scratch.path("incremental-\(encrypted)-\(run).db")
+                    defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: copy)) }
+                    try FileManager.default.copyItem(atPath: pulled[encrypted] ?? "", toPath: copy)
+                    let cpu = server.cpuSeconds
+                    var sample = BenchSample(try await child(.incrementalPull, store: copy, encrypted: encrypted, server: server.url, count: n))
+                    sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+                    guard sample.items >= changed else { throw BenchError("the incremental pull applied \(sample.items) items for \(changed) changed") }
+                    samples.append(sample)
+                }
+                var record = BenchRecord(
+                    workload: ClientWorkload.incrementalPull.rawValue, title: "incremental pull after 1 % changed", store: Self.kind(encrypted),
+                    samples: samples)
+                record.changed = changed
+                records.append(record)
+            }
+        }
+        for path in pulled.values { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
+        return records
+    }
+
+    /// M inserts pushed, then (from the same store) M updates pushed, on each kind of store.
+    private func pushWorkloads(_ server: BenchServer) async throws -> [BenchRecord] {
+        var records: [BenchRecord] = []
+        let m = bench.operations
+        let suffix = bench.pushDatabase == .memory ? ", server in memory" : ""
+        for encrypted in Self.kinds {
+            var inserts: [BenchSample] = [], updates: [BenchSample] = []
+            for run in 0..<bench.pushRuns {
+                let path = scratch.path("push-\(encrypted)-\(run).db")
+                defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
+                bench.progress("push of \(m) inserts, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
+                let cpu = server.cpuSeconds
+                var sample = BenchSample(try await child(.pushInserts, store: path, encrypted: encrypted, server: server.url, count: m))
+                sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+                inserts.append(sample)
+                guard selected.contains(.pushUpdates) else { continue }
+                // The store that pushed the inserts holds M items the server knows: update them.
+                bench.progress("push of \(m) updates, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
+                let before = server.cpuSeconds
+                var update = BenchSample(try await child(.pushUpdates, store: path, encrypted: encrypted, server: server.url, count: m))
+                update.serverCPUSeconds = difference(before, server.cpuSeconds)
+                updates.append(update)
+            }
+            if selected.contains(.pushInserts) {
+                records.append(BenchRecord(
+                    workload: ClientWorkload.pushInserts.rawValue, title: "push of queued inserts (one request each\(suffix))",
+                    store: Self.kind(encrypted), unit: "ops/s", samples: inserts))
+            }
+            if selected.contains(.pushUpdates) {
+                records.append(BenchRecord(
+                    workload: ClientWorkload.pushUpdates.rawValue, title: "push of queued updates (one request each\(suffix))",
+                    store: Self.kind(encrypted), unit: "ops/s", samples: updates))
+            }
+        }
+        return records
+    }
+
+    /// `sync-keys encrypt` and `rotate`, with the rate also shown without the one key
+    /// derivation each command makes (measured here on the default profile).
+    private func keyTool() async throws -> [BenchRecord] {
+        let tool = KeyToolBench(megabytes: bench.storeMegabytes, runs: bench.runs, scratch: scratch)
+        let measured = try await tool.measure(encrypt: selected.contains(.encrypt), rotate: selected.contains(.rotate)) { bench.progress($0) }
+        bench.progress("key derivation of the default profile (subtracted in the notes)")
+        let derivation = try (0..<bench.runs).map { _ in try StoreBench.unlockSeconds(.default) }.sorted()[(bench.runs - 1) / 2]
+        func record(_ workload: String, _ title: String, _ runs: [KeyToolBench.Run], store: String) -> BenchRecord? {
+            guard !runs.isEmpty else { return nil }
+            var record = BenchRecord(workload: workload, title: title, store: store, unit: "MB/s", samples: runs.map { run in
+                var sample = BenchSample(seconds: run.report.seconds, items: measured.rows)
+                sample.megabytes = Double(run.bytes) / 1_000_000
+                sample.peakRSSBytes = run.report.peakRSSBytes > run.report.launcherRSSBytes ? run.report.peakRSSBytes : nil
+                return sample
+            })
+            if let megabytes = record.megabytes { record.rateExcludingKeyDerivation = megabytes / max(record.seconds - derivation, 1e-9) }
+            return record
+        }
+        return [
+            record("encrypt", "sync-keys encrypt (plain → encrypted)", measured.encrypt, store: "plain"),
+            record("rotate", "sync-keys rotate (new data key)", measured.rotate, store: "encrypted"),
+        ].compactMap { $0 }
+    }
+}
+
+extension Array {
+    /// `transform` applied to each element in order, awaiting each.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
+
+/// `after - before`, or `nil` when either is unknown.
+private func difference(_ before: Double?, _ after: Double?) -> Double? {
+    guard let before, let after else { return nil }
+    return after - before
+}

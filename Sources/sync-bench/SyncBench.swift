@@ -1,0 +1,156 @@
+import ArgumentParser
+import Foundation
+import SyncWire
+
+/// `sync-bench`: CipherSync measured on this machine, end to end (the real `sync-server` as a
+/// child process, the client in child processes of its own, `sync-keys` as shipped) and store by
+/// store, each on a plain and on an encrypted store; medians of several runs.
+@main
+struct SyncBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-bench",
+        abstract: "Measures CipherSync on this machine: the sync path end to end and the store's own workloads, plain and encrypted.",
+        discussion: """
+            Workloads (--workloads, comma-separated; all by default):
+              reference         N rows inserted straight through SQLCipher (one prepared statement, one
+                                transaction): the ceiling a pull can approach
+              full-pull         SyncTable.pull with a query id of the N items of a seeded sync-server
+                                (a child process on 127.0.0.1) into a fresh store
+              incremental-pull  the same pull again after 1 % of the server's items changed
+              push-inserts      M queued inserts pushed; push-updates: M queued updates pushed
+              offline-writes    M inserts through the sync table (row and queued operation each)
+              encrypt, rotate   sync-keys encrypt / rotate on a store of --store-megabytes MB
+              store             the store's workloads in this process
+              key-derivation    unlocking a key envelope of each production key profile
+            Each client workload runs in a child process of its own, so its peak memory is its own.
+            The encrypted store has a raw 256-bit key: key derivation is measured on its own.
+            sync-server and sync-keys are taken from the directory of this executable (build the
+            three in release, one product per command: for p in sync-server sync-keys sync-bench; do
+            swift build -c release --product $p; done). The pushes go to the seeded server (a SQLite
+            file) or, with --push-database memory, to a second server keeping its tables in memory.
+            The full pull and the pushes run --pull-runs / --push-runs times (1 by default: at
+            today's speed a full pull of 100,000 items takes over a minute).
+            """,
+        subcommands: [ChildWorkload.self, MeasureTool.self])
+
+    @Option(help: ArgumentHelp("Workloads to run, comma-separated (default: all).", valueName: "names"))
+    var workloads: String?
+    @Option(name: [.customShort("n"), .long], help: "Items on the server (N) for the pulls and the reference.")
+    var items = 100_000
+    @Flag(help: "N = 1,000,000 (a full pull at today's speed takes over ten minutes).") var million = false
+    @Option(name: [.customShort("m"), .long], help: "Operations (M) pushed and written offline.") var operations = 5_000
+    @Option(help: "Runs of each workload but the full pull and the pushes; the median is reported.") var runs = 3
+    @Option(help: "Runs of the full pull.") var pullRuns = 1
+    @Option(help: "Runs of each push.") var pushRuns = 1
+    @Option(help: "Size of the store sync-keys encrypts and rotates, in MB.") var storeMegabytes = 100
+    @Option(help: "Items the client asks for per pull request (default: SyncTable.pull's default).") var pageSize: Int?
+    @Option(help: "sync-server's --page-size (default: the server's default).") var serverPageSize: Int?
+    @Option(help: ArgumentHelp(
+        "Where the pushes go: file (the seeded server, a SQLite file that syncs every commit to disk) or memory (a second server, tables in memory).",
+        valueName: "file|memory"))
+    var pushDatabase = PushDatabase.file
+    @Option(help: "Store workload: items written through the offline table.") var offlineItems = 1_000
+    @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
+    @Flag(help: "Print JSON: one object per workload and store kind.") var json = false
+
+    /// The workloads `sync-bench` can run, in the order they run and are printed.
+    enum Workload: String, CaseIterable {
+        case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", pushInserts = "push-inserts"
+        case pushUpdates = "push-updates", offlineWrites = "offline-writes", encrypt, rotate, store, keyDerivation = "key-derivation"
+    }
+
+    /// The database of the server the pushes go to.
+    enum PushDatabase: String, ExpressibleByArgument {
+        case file, memory
+    }
+
+    /// N: `--items`, or a million with `--million`.
+    var serverItems: Int { million ? 1_000_000 : items }
+
+    func validate() throws {
+        guard items > 0, operations > 0, runs > 0, pullRuns > 0, pushRuns > 0, storeMegabytes > 0, offlineItems > 0, pulledItems > 0,
+            (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0
+        else { throw ValidationError("counts must be positive") }
+        _ = try selection()
+    }
+
+    /// The workloads `--workloads` names.
+    func selection() throws -> Set<Workload> {
+        guard let workloads else { return Set(Workload.allCases) }
+        var selected = Set<Workload>()
+        for name in workloads.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let workload = Workload(rawValue: name) else {
+                throw ValidationError("unknown workload '\(name)'; choose from \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            selected.insert(workload)
+        }
+        guard !selected.isEmpty else { throw ValidationError("name at least one workload") }
+        return selected
+    }
+
+    func run() async throws {
+        let selected = try selection()
+        let startLoad = loadAverage
+        ChildRegistry.shared.installSignalHandlers()
+        let scratch = try Scratch()
+        var records: [BenchRecord]
+        do {
+            records = try await measure(selected, in: scratch)
+            scratch.remove()
+        } catch {
+            ChildRegistry.shared.waitIfInterrupted()
+            scratch.remove()
+            throw error
+        }
+        records.relate()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(records), as: UTF8.self))
+        } else {
+            print(records.report(header: header(startLoad: startLoad)))
+        }
+    }
+
+    private func measure(_ selected: Set<Workload>, in scratch: Scratch) async throws -> [BenchRecord] {
+        var records = try await EndToEndBench(bench: self, scratch: scratch, selected: selected).measure()
+        if selected.contains(.store) {
+            progress("store workloads")
+            records += try await StoreBench.measure(self, in: scratch.url)
+        }
+        if selected.contains(.keyDerivation) {
+            progress("key derivation")
+            records += try StoreBench.keyDerivation(runs: runs)
+        }
+        return records
+    }
+
+    /// A progress line on standard error (standard output carries only the results).
+    func progress(_ text: String) {
+        FileHandle.standardError.write(Data("sync-bench: \(text)\n".utf8))
+    }
+
+    /// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), to judge how quiet the machine was.
+    private var loadAverage: String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        let fields = text.split(separator: " ").prefix(3)
+        return fields.count == 3 ? fields.joined(separator: " ") : "unknown"
+    }
+
+    private func header(startLoad: String) -> [String] {
+        var item = BenchItems.userItem(0)
+        item[SystemProperty.id] = .string(BenchItems.id(0))
+        let user = (try? JSONCoding.encode(item).count) ?? 0
+        let number = { (n: Int) in [BenchRecord].number(Double(n), digits: 0) }
+        return [
+            "sync-bench — N = \(number(serverItems)) items (\(user) bytes of JSON each: a GUID id, a 96-character text, a Boolean, "
+                + "an integer; plus the system columns), M = \(number(operations)) operations",
+            "medians of \(runs) runs (full pull: \(pullRuns), pushes: \(pushRuns)); executables from \(BenchTools.ownExecutable.deletingLastPathComponent().path)",
+            "encrypted = SQLCipher with a raw 256-bit key, 4096-byte pages, HMAC on; peak RSS = the high-water mark of the process that ran the workload",
+            "pull pages: client \(pageSize.map(String.init) ?? "default"), server \(serverPageSize.map(String.init) ?? "default"); "
+                + "pushes to \(pushDatabase == .file ? "the seeded server (SQLite file)" : "a server with its tables in memory"); "
+                + "load average at the start: \(startLoad), at the end: \(loadAverage)",
+            "",
+        ]
+    }
+}
