@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // JWT verification (sync-server --jwt-secret-file / --jwks-file); it brings swift-crypto.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // `swift package generate-documentation`: the DocC catalogs of the library products.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // Only the tests name swift-crypto themselves: they generate RSA key pairs.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
     ],

@@ -5,7 +5,7 @@ import SyncKeyMaintenance
 /// procedure, the process kills itself with `SIGKILL` right when that step is reported, so tests
 /// can prove that a crash at that point loses nothing.
 ///
-/// Values: a ``KeyMaintenanceStep`` raw value (`renamed`, `envelope-rotating`, …), or
+/// Values: a `KeyMaintenanceStep` raw value (`renamed`, `envelope-rotating`, …), or
 /// `progress:N` for the N-th copy-progress report (N ≥ 1). The hook cannot weaken security: all
 /// it can do is end the process, which anyone who can set the environment can already do; it
 /// reads no secret and changes no file.

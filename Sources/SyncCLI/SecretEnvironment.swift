@@ -4,7 +4,7 @@ import SyncKeys
 
 /// Secrets passed through environment variables, taken out of the environment at start-up.
 ///
-/// ``captureAndClear(_:)`` copies each variable's bytes into ``SecretBytes``, overwrites the
+/// ``captureAndClear(_:)`` copies each variable's bytes into `SecretBytes`, overwrites the
 /// value in place (so `/proc/<pid>/environ` no longer shows it) and removes the variable, before
 /// anything else runs; later code asks ``take(_:)`` for the value, once. Child processes never
 /// inherit the variables.

@@ -66,9 +66,9 @@ public struct NewPassphraseOptions: ParsableArguments, Sendable {
     }
 }
 
-/// Reads secrets into ``SecretBytes`` from a file, a descriptor, the captured environment or a
+/// Reads secrets into `SecretBytes` from a file, a descriptor, the captured environment or a
 /// terminal prompt without echo. Input is read byte by byte up to the end of the first line, into
-/// a buffer that never grows (so no stray copies), and at most ``Passphrase/maximumLength`` bytes.
+/// a buffer that never grows (so no stray copies), and at most `Passphrase/maximumLength` bytes.
 public enum SecretReader {
     /// Reads one secret from the first source given (see ``PassphraseOptions``).
     public static func read(

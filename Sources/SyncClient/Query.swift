@@ -15,7 +15,7 @@ public import SyncWire
 /// let items = try await todo.read(open).items
 /// ```
 ///
-/// The OData part is a ``QueryOptions`` (`query.options.filter`, `query.options.top`; for a pull,
+/// The OData part is a `QueryOptions` (`query.options.filter`, `query.options.top`; for a pull,
 /// `top` is the total number of items wanted).
 public struct Query: Sendable, Hashable {
     /// What to filter, order, page and select, and whether to count.

@@ -4,7 +4,7 @@ public import SyncStore
 import SyncWire
 import Synchronization
 
-/// The offline sync engine: owns the operation queue in a ``LocalStore``, pushes it to the server,
+/// The offline sync engine: owns the operation queue in a `LocalStore`, pushes it to the server,
 /// pulls server changes into the store and purges local rows.
 ///
 /// An actor; safe to share. Push, pull and purge never overlap: they run one at a time in call
@@ -37,8 +37,8 @@ public actor SyncContext {
     /// - Parameters:
     ///   - client: the client for the backend (its URL, transport, installation id and
     ///     authentication); pushes and pulls go there.
-    ///   - store: the local store (plain or encrypted ``SQLiteStore``, or any other
-    ///     ``LocalStore``).
+    ///   - store: the local store (plain or encrypted `SQLiteStore`, or any other
+    ///     `LocalStore`).
     ///   - conflictHandler: sees each pushed operation and may resolve conflicts; `nil` sends each
     ///     operation as it is.
     ///   - logger: where the engine logs (at `debug` and `info`, never item values); by default

@@ -4,7 +4,7 @@ public import SyncSQLite
 /// An error of the local store or of its key maintenance.
 ///
 /// A struct around a private code, so that kinds can be added later without breaking anyone's
-/// `switch` (async-http-client's pattern, as ``SyncError`` in SyncClient). Errors compare by kind:
+/// `switch` (async-http-client's pattern, as `SyncError` in SyncClient). Errors compare by kind:
 /// `==` and pattern matching look at the kind only, never at the ``reason``, so both of these work:
 ///
 /// ```swift
@@ -14,7 +14,7 @@ public import SyncSQLite
 /// ```
 ///
 /// The kinds a user can act on are distinct: a wrong passphrase is not a damaged file, and neither
-/// is a missing key envelope. A failure of the key envelope keeps the ``KeyError`` that caused it as
+/// is a missing key envelope. A failure of the key envelope keeps the `KeyError` that caused it as
 /// ``underlyingError``; the store's kinds only sort those failures by what the user can do (try
 /// another passphrase, restore the key file, choose a valid passphrase). Descriptions never contain
 /// keys, passphrases or item values.
@@ -41,7 +41,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What this occurrence is about: a path, the part of an item that is refused, the problem a
     /// check found. Never a key, a passphrase or an item value.
     public let reason: String?
-    /// The error that caused this one: the ``KeyError`` of a key failure, the ``SQLiteError`` of a
+    /// The error that caused this one: the `KeyError` of a key failure, the `SQLiteError` of a
     /// ``database`` error.
     public let underlyingError: (any Error)?
 

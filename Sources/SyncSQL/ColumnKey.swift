@@ -3,7 +3,7 @@
 /// SQLite compares identifiers without regard to the case of ASCII letters, so `updatedAt`,
 /// `UpdatedAt` and `UPDATEDAT` name one column; it folds no other letters, so `äpfel` and
 /// `Äpfel` are two columns. The key lowercases ASCII letters only and then compares as Swift
-/// strings do (canonical equivalence, the rule ``JSONObject`` keys follow), so any two names
+/// strings do (canonical equivalence, the rule `JSONObject` keys follow), so any two names
 /// SQLite takes as one column have equal keys.
 public struct ColumnKey: Sendable, Hashable {
     private let folded: String

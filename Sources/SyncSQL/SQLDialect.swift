@@ -34,7 +34,7 @@ public protocol SQLDialect: Sendable {
     func limit(_ limit: Int?, offset: Int?) -> SQLFragment
 
     /// A call of a filter function, its arguments already translated (their count checked
-    /// against ``FilterFunction/arity``).
+    /// against `FilterFunction/arity`).
     ///
     /// The meanings, as in the Mobile Apps OData grammar:
     /// - `substringof(p, s)`, `contains(s, p)`, `startswith(s, p)`, `endswith(s, p)` compare

@@ -3,7 +3,7 @@ import SyncWire
 /// SQL identifiers (table, column, index names) as they appear in SQL text.
 public enum SQLIdentifier {
     /// Quotes an identifier as a delimited identifier: double quotes, an inner double quote
-    /// doubled (every one, also one followed by a combining mark: see ``DelimitedText``).
+    /// doubled (every one, also one followed by a combining mark: see `DelimitedText`).
     /// SQLite and PostgreSQL read it alike, so this is the one quoting of every SQL text
     /// CipherSync writes; an identifier never reaches SQL any other way.
     ///

@@ -1,6 +1,6 @@
 public import SyncWire
 
-/// The one place that turns a ``QueryDescription`` into parameterised SQL, for the local store
+/// The one place that turns a `QueryDescription` into parameterised SQL, for the local store
 /// and the server alike, in the ``SQLDialect`` of the engine that runs it.
 ///
 /// Identifiers are checked against the table's columns and quoted by
@@ -65,7 +65,7 @@ public struct SQLTranslator: Sendable {
     ///   - query: The query; its `table` is not read (the translator's is).
     ///   - extraFilter: A filter ANDed with the query's, such as "not deleted".
     /// - Returns: The statement.
-    /// - Throws: ``QueryError`` for an unknown column, a negative `$top`/`$skip` or a filter that
+    /// - Throws: `QueryError` for an unknown column, a negative `$top`/`$skip` or a filter that
     ///   is nested too deeply, is too large once written as SQL (``maximumNesting``,
     ///   ``maximumParameters``, ``maximumLength``) or calls a function with the wrong number of
     ///   arguments.
@@ -101,7 +101,7 @@ public struct SQLTranslator: Sendable {
     ///   - query: The query; only its filter is read.
     ///   - extraFilter: A filter ANDed with the query's.
     /// - Returns: The statement.
-    /// - Throws: ``QueryError`` when the filter cannot be translated.
+    /// - Throws: `QueryError` when the filter cannot be translated.
     public func count(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
         var sql: SQLFragment = "SELECT count(*) FROM \(identifier: table)"
         try appendWhere(&sql, query.filter, extraFilter)
@@ -114,7 +114,7 @@ public struct SQLTranslator: Sendable {
     ///   - query: The query; only its filter is read.
     ///   - extraFilter: A filter ANDed with the query's.
     /// - Returns: The statement.
-    /// - Throws: ``QueryError`` when the filter cannot be translated.
+    /// - Throws: `QueryError` when the filter cannot be translated.
     public func delete(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
         var sql: SQLFragment = "DELETE FROM \(identifier: table)"
         try appendWhere(&sql, query.filter, extraFilter)
@@ -125,7 +125,7 @@ public struct SQLTranslator: Sendable {
     ///
     /// - Parameter filter: The expression.
     /// - Returns: The expression as a statement fragment with its arguments.
-    /// - Throws: ``QueryError`` when the expression cannot be translated.
+    /// - Throws: `QueryError` when the expression cannot be translated.
     public func expression(_ filter: FilterExpression) throws(QueryError) -> SQLStatement {
         try checkSize(translate(filter, depth: 0)).statement(in: dialect)
     }

@@ -40,9 +40,9 @@ extension SQLiteStore {
     /// Opens the store at `url`, plain or encrypted.
     ///
     /// With a passphrase, the key envelope is read and unlocked **before** the database is
-    /// touched: a wrong passphrase is ``StoreError/wrongPassphrase`` and a missing envelope is
-    /// ``StoreError/keyMaterialMissing``. If the data key unlocks but the database does not open,
-    /// the error is ``StoreError/corruptOrKeyMismatch``. No failure creates, truncates or rewrites
+    /// touched: a wrong passphrase is `StoreError/wrongPassphrase` and a missing envelope is
+    /// `StoreError/keyMaterialMissing`. If the data key unlocks but the database does not open,
+    /// the error is `StoreError/corruptOrKeyMismatch`. No failure creates, truncates or rewrites
     /// a file.
     ///
     /// The work runs on the new store's own queue, not on the caller's thread: unlocking the
@@ -55,7 +55,7 @@ extension SQLiteStore {
     ///   - encryption: No encryption, a passphrase, or a raw data key.
     ///   - options: Whether to create a missing store, and the key profile for a new one.
     /// - Returns: The open store.
-    /// - Throws: ``StoreError``.
+    /// - Throws: `StoreError`.
     public static func open(
         at url: URL, encryption: StoreEncryption, options: StoreOptions = StoreOptions()
     ) async throws -> SQLiteStore {

@@ -83,7 +83,7 @@ public actor SQLiteStore: LocalStore {
     /// Reads every page of the database (`PRAGMA integrity_check`) and returns the problems
     /// found; empty when the database is sound.
     ///
-    /// - Throws: ``StoreError/corruptOrKeyMismatch`` when a page fails to decrypt or verify.
+    /// - Throws: `StoreError/corruptOrKeyMismatch` when a page fails to decrypt or verify.
     public func checkIntegrity() throws -> [String] {
         let connection = try requireConnection()
         do {
@@ -97,7 +97,7 @@ public actor SQLiteStore: LocalStore {
     }
 
     /// Checkpoints the WAL into the database file and closes the connection. Later calls
-    /// throw ``StoreError/closed``.
+    /// throw `StoreError/closed`.
     public func close() {
         guard let connection = resources.connection else { return }
         try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

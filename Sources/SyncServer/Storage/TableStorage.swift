@@ -19,7 +19,7 @@ public import SyncWire
 /// written is stored and returned; a lookup, update, delete or undelete by any spelling finds it;
 /// an insert of another spelling is a conflict with the stored row; a `$filter` comparison with
 /// `id` folds the same way (the dialect's `SQLDialect.foldedID(_:)`). Only ASCII letters fold
-/// (`É` and `é` are two ids), as ``ItemID/sameItem(_:_:)`` says.
+/// (`É` and `é` are two ids), as `ItemID/sameItem(_:_:)` says.
 ///
 /// ## Scope
 /// Every call that reads or writes rows takes a ``RowScope``. A shared table is used with
@@ -57,7 +57,7 @@ public import SyncWire
 /// ``WriteResult/missing``. Nothing is written in either case.
 ///
 /// ## Types
-/// A column keeps the type it was created with (``ColumnType``). The caller checks values
+/// A column keeps the type it was created with (`ColumnType`). The caller checks values
 /// against ``TableSchema/columns`` (``ensureColumns(_:scope:_:)`` returns them) before a write.
 ///
 /// ## Errors
