@@ -99,7 +99,7 @@ let package = Package(
             "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer",
             .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], swiftSettings: upcomingFeatures),
+        ]),
 
         // MARK: Test support (not a product)
         .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
@@ -136,6 +136,11 @@ let package = Package(
         ]),
     ]
 )
+
+// Every Swift target, tests included, builds with the same upcoming features.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + upcomingFeatures
+}
 
 /// The upcoming language features every target builds with: `any` spelled out, imports that say
 /// what they re-export (`public import` only where a public signature needs it), and members

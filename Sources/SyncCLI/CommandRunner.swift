@@ -1,7 +1,7 @@
-import ArgumentParser
-import Foundation
-import SyncKeyMaintenance
-import SyncKeys
+public import ArgumentParser
+public import Foundation
+public import SyncKeyMaintenance
+public import SyncKeys
 
 /// Runs a tool's root command with CipherSync's conventions; call it from `main`.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import SyncKeyMaintenance
+public import Foundation
+public import SyncKeyMaintenance
 
 /// A **test hook**: when the environment variable `CIPHERSYNC_FAULT_STEP` names a step of a key
 /// procedure, the process kills itself with `SIGKILL` right when that step is reported, so tests

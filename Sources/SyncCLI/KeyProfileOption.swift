@@ -1,6 +1,6 @@
-import ArgumentParser
-import Foundation
-import SyncKeys
+public import ArgumentParser
+public import Foundation
+public import SyncKeys
 
 /// The `--profile` option for commands that create a key slot: `default` (scrypt N=2^17, r=8,
 /// p=1) or `pbkdf2-sha512` (220,000 iterations). The weak `insecure-test` profile exists for

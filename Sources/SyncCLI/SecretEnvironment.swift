@@ -1,6 +1,6 @@
-import Foundation
-import Synchronization
-import SyncKeys
+public import Foundation
+public import Synchronization
+public import SyncKeys
 
 /// Secrets passed through environment variables, taken out of the environment at start-up.
 ///

@@ -1,6 +1,6 @@
-import ArgumentParser
-import Foundation
-import SyncKeys
+public import ArgumentParser
+public import Foundation
+public import SyncKeys
 
 /// The options that say where a tool reads the store's passphrase (or recovery code).
 ///

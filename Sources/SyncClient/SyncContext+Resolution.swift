@@ -1,5 +1,6 @@
 import SyncStore
 import SyncWire
+import Logging
 
 /// The resolutions of a ``TableOperationError``.
 enum Resolution: Sendable {

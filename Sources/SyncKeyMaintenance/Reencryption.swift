@@ -1,5 +1,6 @@
 import Foundation
 import SyncSQLite
+import SyncSQL
 
 /// Re-encrypts a database file by export, verification and atomic rename (encryption.md §5,
 /// step 7): the original file is untouched until the rename, and the rename is the single

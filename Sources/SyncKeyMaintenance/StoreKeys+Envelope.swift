@@ -1,5 +1,5 @@
-import Foundation
-import SyncKeys
+public import Foundation
+public import SyncKeys
 
 extension StoreKeys {
     /// Reads the envelope of `database`, mapping key errors to ``StoreError``.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SyncKeys
 
 /// The result of migrating a plain store to an encrypted one.

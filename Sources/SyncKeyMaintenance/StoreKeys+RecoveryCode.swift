@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SyncKeys
 
 /// Recovery codes: 160 random bits written as 32 base32 characters (RFC 4648 alphabet `A–Z2–7`)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SyncKeys
 
 /// What `sync-keys status` shows: everything about a store's keys that can be known without

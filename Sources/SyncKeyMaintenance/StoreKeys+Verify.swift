@@ -1,6 +1,7 @@
-import Foundation
+public import Foundation
 public import SyncKeys
 import SyncSQLite
+import SyncSQL
 
 /// The result of `sync-keys verify`: each at-rest check a compliance officer would run.
 public struct StoreVerificationReport: Sendable, Codable {

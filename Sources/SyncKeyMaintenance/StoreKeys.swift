@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SyncKeys
 
 /// Key management of an encrypted store's envelope, without opening the database.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An advisory lock (`flock`) on the file `<database>.lock` beside a store.
 ///

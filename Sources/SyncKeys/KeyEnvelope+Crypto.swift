@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension KeyEnvelope {
     static let wrapInfo = Array("ciphersync/v1/slot-wrap".utf8)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension KeyEnvelope {
     /// The largest envelope file read; anything bigger is not an envelope.

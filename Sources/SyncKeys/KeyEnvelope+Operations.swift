@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension KeyEnvelope {
     /// A new envelope with a fresh random data key under `passphrase`.

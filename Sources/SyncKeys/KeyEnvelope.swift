@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The key envelope: the versioned, authenticated file beside a database (`<database>.keys`)
 /// that holds the database's data key wrapped under the user's secrets.

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 public import Hummingbird
-import SyncWire
+public import SyncWire
 
 /// A request the tables protocol answers with an error status and a JSON body: `{"error": …}`,
 /// or, for 409 and 412, the stored item with its `ETag`.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SyncWire
 
 /// One pending operation of the queue (`__operations`): a local insert, update or delete that

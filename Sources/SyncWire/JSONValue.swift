@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A JSON value: the payload type of every item the SDK stores, sends and receives.
 ///

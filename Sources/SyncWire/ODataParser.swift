@@ -1,3 +1,4 @@
+import Foundation
 /// Parses the G2 (OData v3) query options: `$filter`, `$orderby`, `$select`, `$top`, `$skip`,
 /// `$inlinecount`, `__includeDeleted`.
 public enum ODataParser {

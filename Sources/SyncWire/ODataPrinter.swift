@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Prints filter trees as OData text that ``ODataParser`` reads back to the same tree.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A filter expression: the tree behind an OData `$filter` and behind a local query.
 ///

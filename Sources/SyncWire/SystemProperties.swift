@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The system properties of the Mobile Apps (G2) protocol: the server owns them.
 public enum SystemProperty {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SyncCLI
 import SyncKeyMaintenance
+import SyncKeys
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import SyncServer
 import SyncWire
+import UnixSignals
 
 /// `sync-server`: the reference backend of the tables protocol.
 @main

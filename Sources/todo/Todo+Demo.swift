@@ -3,6 +3,7 @@ import Logging
 import SyncCLI
 import SyncServer
 import TodoApp
+import Foundation
 
 extension Todo {
     struct Demo: AsyncParsableCommand {

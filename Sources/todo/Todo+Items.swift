@@ -2,6 +2,7 @@ import ArgumentParser
 import SyncCLI
 import SyncWire
 import TodoApp
+import Foundation
 
 extension Todo {
     struct Add: AsyncParsableCommand {

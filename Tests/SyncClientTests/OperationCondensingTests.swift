@@ -1,5 +1,6 @@
 import SyncClient
 import Testing
+import SyncStore
 
 @testable import SyncClient
 

@@ -4,6 +4,7 @@ import SyncKeys
 import SyncSQLite
 import SyncTestSupport
 import Testing
+import SyncSQL
 
 /// The content digest that proves a re-encrypted copy complete.
 @Suite struct DatabaseDigestTests {

@@ -3,6 +3,7 @@ import SyncKeys
 import SyncStore
 import SyncTestSupport
 import Testing
+import SyncSQLite
 
 /// Kill -9 during `sync-keys rotate`, at every step boundary and at random points of the copy,
 /// on a store of tens of thousands of rows with a queue, errors, delta tokens and un-checkpointed

@@ -2,6 +2,7 @@ import Foundation
 import SyncSQLite
 import SyncTestSupport
 import Testing
+import SyncSQL
 
 @Suite struct AttachTests {
     @Test func keyedAttachExportsIntoAnEncryptedFileThatOnlyTheNewKeyOpens() throws {

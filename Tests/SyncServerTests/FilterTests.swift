@@ -2,6 +2,7 @@ import Foundation
 import SyncServer
 import SyncWire
 import Testing
+import HTTPTypes
 
 /// The filter grammar through HTTP against a fixture of our own, with each expected set computed
 /// by a Swift predicate over the same data (cases 64–66).

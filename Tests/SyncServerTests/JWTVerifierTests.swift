@@ -3,6 +3,7 @@ import SyncServer
 import SyncTestSupport
 import SyncWire
 import Testing
+import HTTPTypes
 
 /// `JWTVerifier`: the tokens it accepts, and each class of token it refuses.
 @Suite struct JWTVerifierTests {

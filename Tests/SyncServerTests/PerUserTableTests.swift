@@ -3,6 +3,7 @@ import HTTPTypes
 import SyncServer
 import SyncWire
 import Testing
+import SyncSQL
 
 /// Per-user tables: each row belongs to the identity that inserted it; another user can neither
 /// reach it nor learn that it exists.

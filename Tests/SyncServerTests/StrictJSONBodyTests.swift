@@ -4,6 +4,7 @@ import NIOCore
 import SyncServer
 import SyncWire
 import Testing
+import HummingbirdTesting
 
 /// Request bodies are RFC 8259 JSON: anything else is a 400 whose message says why (a reason and a
 /// byte offset, never the body's text), and nothing is written.

@@ -4,6 +4,7 @@ import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
+import SyncSQLite
 
 /// Wrong keys, damaged files and outside readers (encryption.md §6: C11–C16, C22, C34).
 @Suite struct ComplianceTamperTests {

@@ -5,6 +5,7 @@ import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
+import SyncSQL
 
 /// The at-rest checks of the compliance catalogue (encryption.md §6) that concern a store.
 @Suite struct ComplianceTests {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Every byte form a careless store could leave a string in.
 public func byteForms(of marker: String) -> [(String, [UInt8])] {

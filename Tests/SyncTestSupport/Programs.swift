@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The repository root, found from this file's path.
 public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The built `sync-server` running as a child process on 127.0.0.1 and a port of its choosing.

@@ -1,6 +1,6 @@
-import Foundation
-import SyncKeys
-import SyncStore
+public import Foundation
+public import SyncKeys
+public import SyncStore
 
 /// The two flavours of the one store: every store behaviour is tested on both.
 public enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {

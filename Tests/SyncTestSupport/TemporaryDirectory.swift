@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A fresh directory (mode 0700) under the system temp directory, removed by ``remove()``.
 ///

@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTPTypes
 import SyncWire
+import JWTKit
 
 /// Verifies the JSON Web Tokens that sign requests in, and turns a good one into an ``Identity``.
 ///
