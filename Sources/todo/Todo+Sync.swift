@@ -29,7 +29,7 @@ extension Todo {
 
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Push, then pull. Offline, it says how many changes stay queued and exits 3.")
+            abstract: "Push, then pull. Offline, it says how many changes stay queued and exits 5.")
         @OptionGroup var device: DeviceOptions
 
         func run() async throws {

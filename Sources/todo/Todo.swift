@@ -18,7 +18,8 @@ struct Todo: AsyncParsableCommand {
             prompt. The first use creates the store and asks for a new passphrase.
             The device options (--store, --server, --plain, --auth-token-file, --passphrase-file, \
             --passphrase-fd, --profile) go before or after the command: todo --store a.db list.
-            Exit codes: 0 ok, 1 failure, 2 usage, 3 offline (sync) or wrong passphrase, 4 key material missing or damaged.
+            Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, \
+            3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued).
             """,
         subcommands: [
             Add.self, List.self, Complete.self, Edit.self, Delete.self, Push.self, Pull.self, Sync.self, Purge.self,
@@ -82,13 +83,12 @@ struct DeviceOptions: ParsableArguments {
         }
     }
 
-    /// Offline is exit 3 (with its message); other app errors are one line and exit 1.
+    /// Offline is exit 5 (with its message); other app errors are one line and exit 1.
     static func exit(for error: any Error) -> any Error {
         guard let todo = error as? TodoError else { return error }
         switch todo {
         case .offline:
-            Terminal.printError("todo: \(todo.description)")
-            return ExitCode(3)
+            return CLIError(.offline, todo.description)
         case .nothingToChange:
             return CLIError.usage(todo.description)
         default:
