@@ -197,7 +197,7 @@ enum PushSteps {
             try writer.deleteOperation(id: sent.id)
             if var server = result {
                 if server[SystemProperty.id] == nil { server[SystemProperty.id] = .string(sent.itemId) }
-                if server[SystemProperty.id]?.stringValue == sent.itemId {
+                if let id = server[SystemProperty.id]?.stringValue, ItemID.key(id) == ItemID.key(sent.itemId) {
                     try writer.upsert(table: sent.table, items: [server], ignoreMissingColumns: false)
                 }
             }
