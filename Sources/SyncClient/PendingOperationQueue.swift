@@ -41,7 +41,7 @@ enum PendingOperationQueue {
     }
 
     /// Records a local delete: removes the row and queues a delete carrying the item (its
-    /// version rides in `If-Match`), or cancels a pending insert that never reached the server.
+    /// version rides in `If-Match`), or cancels a pending insert that cannot be on the server.
     static func delete(_ item: JSONObject, id: String, table: String, in writer: any StoreWriter) throws {
         let id = try storedSpelling(of: id, table: table, in: writer)
         let existing = try writer.operation(table: table, itemId: id)
@@ -64,6 +64,10 @@ enum PendingOperationQueue {
             operation.kind = .delete
             operation.item = kept
             try touch(&operation, in: writer)
+        case (.refuseUntilPushed, _):
+            throw SyncError(
+                .operationNotAllowed,
+                reason: "The item's insert may already be on the server: push first (or discard the insert), then delete.")
         default:
             throw SyncError(.operationNotAllowed, reason: "The item has a pending delete.")
         }

@@ -34,7 +34,8 @@ enum StoreSQL {
             "item" TEXT,
             "serverItem" TEXT,
             "rawResponse" TEXT,
-            "createdAt" TEXT NOT NULL
+            "createdAt" TEXT NOT NULL,
+            "conflict" TEXT
         );
         CREATE INDEX IF NOT EXISTS "__errors_operation" ON "__errors" ("operationId");
         CREATE TABLE IF NOT EXISTS "__config" (
@@ -108,11 +109,11 @@ enum StoreSQL {
 
     static let errorColumns = """
         "id", "operationId", "operationVersion", "kind", "tableName", "itemId", "statusCode", "message", "item",
-        "serverItem", "rawResponse", "createdAt"
+        "serverItem", "rawResponse", "createdAt", "conflict"
         """
     static let allErrors = "SELECT \(errorColumns) FROM \"__errors\" ORDER BY \"createdAt\", rowid"
     static let errorsOfOperation = "SELECT \(errorColumns) FROM \"__errors\" WHERE \"operationId\" = ? ORDER BY rowid"
-    static let insertError = "INSERT OR REPLACE INTO \"__errors\" (\(errorColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static let insertError = "INSERT OR REPLACE INTO \"__errors\" (\(errorColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     static let deleteErrorsOfOperation = "DELETE FROM \"__errors\" WHERE \"operationId\" = ?"
     static let deleteErrorsOfTable = "DELETE FROM \"__errors\" WHERE \"tableName\" = ? COLLATE NOCASE"
     static let deleteError = "DELETE FROM \"__errors\" WHERE \"id\" = ?"
@@ -127,6 +128,7 @@ enum StoreSQL {
     // MARK: migration (see SchemaMigration)
 
     static let migratingTable = "__migrating"
+    static let addErrorConflictColumn = "ALTER TABLE \"__errors\" ADD COLUMN \"conflict\" TEXT"
     static let pendingItemIDs = "SELECT DISTINCT \"itemId\" FROM \"__operations\" WHERE \"tableName\" = ? COLLATE NOCASE"
     static func indexList(_ table: String) -> String { "PRAGMA index_list(\(SQLIdentifier.quote(table)))" }
     static func indexColumns(_ index: String) -> String { "PRAGMA index_xinfo(\(SQLIdentifier.quote(index)))" }

@@ -4,19 +4,25 @@ import SyncSQLite
 import SyncWire
 
 /// Brings a database made by an earlier version of the store up to date when it is opened, in
-/// one transaction (all of it happens, or none): a user table whose `id` compares exactly (made
-/// before ids matched whatever their ASCII case) or that has a `deleted` column (the protocol's
-/// flag, which the store no longer keeps) is rebuilt: a new table with `id … COLLATE NOCASE` and
-/// the other columns, the rows copied, the old table dropped, the new one renamed (SQLite 3.15
-/// has no `ALTER COLUMN`). Rows whose ids differ only by case are one item now: the one with a
-/// pending operation is kept, else the one with the newest `updatedAt` (text order is time order;
-/// no timestamp is oldest), else the one written last.
+/// one transaction (all of it happens, or none):
+///
+/// - a user table whose `id` compares exactly (made before ids matched whatever their ASCII
+///   case) or that has a `deleted` column (the protocol's flag, which the store no longer keeps)
+///   is rebuilt: a new table with `id … COLLATE NOCASE` and the other columns, the rows copied,
+///   the old table dropped, the new one renamed (SQLite 3.15 has no `ALTER COLUMN`). Rows whose
+///   ids differ only by case are one item now: the one with a pending operation is kept, else the
+///   one with the newest `updatedAt` (text order is time order; no timestamp is oldest), else
+///   the one written last;
+/// - the operation errors table gets its `conflict` column.
 enum SchemaMigration {
     static func run(_ connection: Connection) throws {
         let tables = try connection.rows(StoreSQL.userTables).compactMap { $0.first?.textValue }
         let stale = try tables.filter { try needsRebuild($0, connection) }
-        guard !stale.isEmpty else { return }
+        let errorColumns = try SchemaCache.columns(of: StoreSQL.errorsTable, connection)
+        let addConflict = ColumnIndex(errorColumns.keys).column(named: "conflict") == nil
+        guard !stale.isEmpty || addConflict else { return }
         try connection.transaction {
+            if addConflict { try connection.execute(StoreSQL.addErrorConflictColumn) }
             for table in stale { try rebuild(table, connection) }
         }
     }

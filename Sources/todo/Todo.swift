@@ -45,6 +45,8 @@ struct DeviceOptions: ParsableArguments {
 
     /// Opens the device, creating the store (and asking for a new passphrase) on first use.
     func open() async throws -> TodoDevice {
+        // The test-only crash switch (README, "test-only switches"); nil on every device.
+        let fault = try FaultInjection.fromEnvironment(steps: SyncCheckpoint.allCases.map(\.rawValue))
         let url = URL(fileURLWithPath: store)
         let exists = FileManager.default.fileExists(atPath: url.path)
         let encryption: StoreEncryption
@@ -57,8 +59,12 @@ struct DeviceOptions: ParsableArguments {
         let options = StoreOptions(
             createIfMissing: !exists, keyProfile: profile.profile, allowInsecureKeyProfile: KeyProfileOptions.allowsInsecureProfile)
         guard let serverURL = URL(string: server) else { throw ValidationError("--server must be an http(s) URL") }
+        let checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = fault.map { fault in
+            { @Sendable step in fault.observe(step: step.rawValue) }
+        }
         return try await TodoDevice.open(
-            store: url, encryption: encryption, options: options, server: serverURL, authenticationToken: try authToken())
+            store: url, encryption: encryption, options: options, server: serverURL, authenticationToken: try authToken(),
+            checkpoint: checkpoint)
     }
 
     /// The first line of `--auth-token-file`, if given.
