@@ -129,7 +129,8 @@ let package = Package(
             "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TodoTests", dependencies: [
-            "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
+            "TodoApp", "SyncClient", "SyncStore", "SyncKeys", "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "SyncKeysCLITests", dependencies: [
             "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport",

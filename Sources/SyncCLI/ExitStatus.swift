@@ -16,6 +16,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// The key material is missing or damaged: no key file, a modified key file, key-derivation
     /// parameters below the floor, or a database that the unlocked key does not open.
     case keyMaterial = 4
+    /// The server cannot be reached (`todo`); the local changes stay queued.
+    case offline = 5
 
     /// The exit status for an error thrown by a command.
     public static func `for`(_ error: any Error) -> ExitStatus {

@@ -24,6 +24,7 @@ enum PendingOperationQueue {
     /// Records a local update: stores the item (creating the row if it is unknown locally) and
     /// queues an update, or folds into the pending insert or update of the item.
     static func update(_ item: JSONObject, id: String, table: String, in writer: any StoreWriter) throws {
+        let id = try storedSpelling(of: id, table: table, in: writer)
         let existing = try writer.operation(table: table, itemId: id)
         let action = CondenseAction.condense(
             existing: existing?.kind, existingState: existing?.state ?? .pending, new: .update)
@@ -40,8 +41,9 @@ enum PendingOperationQueue {
     }
 
     /// Records a local delete: removes the row and queues a delete carrying the item (its
-    /// version rides in `If-Match`), or cancels a pending insert that never reached the server.
+    /// version rides in `If-Match`), or cancels a pending insert that cannot be on the server.
     static func delete(_ item: JSONObject, id: String, table: String, in writer: any StoreWriter) throws {
+        let id = try storedSpelling(of: id, table: table, in: writer)
         let existing = try writer.operation(table: table, itemId: id)
         let action = CondenseAction.condense(
             existing: existing?.kind, existingState: existing?.state ?? .pending, new: .delete)
@@ -62,9 +64,19 @@ enum PendingOperationQueue {
             operation.kind = .delete
             operation.item = kept
             try touch(&operation, in: writer)
+        case (.refuseUntilPushed, _):
+            throw SyncError(
+                .operationNotAllowed,
+                reason: "The item's insert may already be on the server: push first (or discard the insert), then delete.")
         default:
             throw SyncError(.operationNotAllowed, reason: "The item has a pending delete.")
         }
+    }
+
+    /// The id as the local table spells it (ids match whatever their ASCII case, and the
+    /// spelling first written is kept), or `id` itself for an item the table does not have.
+    private static func storedSpelling(of id: String, table: String, in reader: any StoreReader) throws -> String {
+        try reader.lookup(table: table, id: id)?[SystemProperty.id]?.stringValue ?? id
     }
 
     /// Marks an operation changed: bumps its version (so a push in flight will not remove it or

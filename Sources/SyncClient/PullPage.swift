@@ -61,26 +61,25 @@ enum DeltaToken {
 /// The store step of a pull: one transaction per page.
 enum PullSteps {
     /// Applies a page: items without a valid id are ignored, items with a pending operation are
-    /// skipped (the local edit wins until pushed), `deleted: true` items are deleted locally and
-    /// the others upserted in one batch; then the delta token is saved, if it advanced.
+    /// skipped (the local edit wins until pushed; ids match whatever their ASCII case),
+    /// `deleted: true` items are deleted locally and the others upserted in one batch (the store
+    /// keeps no `deleted` flag); then the delta token is saved, if it advanced.
     /// - Returns: the ids of the rows written or deleted.
     @discardableResult
     static func apply(
         _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, in writer: any StoreWriter
     ) throws -> [String] {
-        let pending = Set(try writer.operations(table: table).map(\.itemId))
+        let pending = Set(try writer.operations(table: table).map { ItemID.key($0.itemId) })
         var upserts: [JSONObject] = []
         var deletes: [String] = []
         for item in page.items {
-            guard let id = item[SystemProperty.id]?.stringValue, ItemID.isValid(id), !pending.contains(id) else {
+            guard let id = item[SystemProperty.id]?.stringValue, ItemID.isValid(id), !pending.contains(ItemID.key(id)) else {
                 continue
             }
             if item[SystemProperty.deleted]?.boolValue == true {
                 deletes.append(id)
             } else {
-                var row = item
-                row[SystemProperty.deleted] = nil
-                upserts.append(row)
+                upserts.append(item)
             }
         }
         if !deletes.isEmpty { try writer.delete(table: table, ids: deletes) }

@@ -58,6 +58,7 @@ public final class PushOperation: Sendable {
         var item: JSONObject
         var isPushCancelled = false
         var lastResponse: SyncResponse?
+        var mayHaveReachedServer: Bool
     }
 
     /// The queued operation (kind, table, item id, queue position).
@@ -66,9 +67,11 @@ public final class PushOperation: Sendable {
     private let connection: ServiceConnection
     private let run: RunHandle
 
-    init(operation: TableOperation, item: JSONObject, connection: ServiceConnection, run: RunHandle) {
+    /// - Parameter mayHaveReachedServer: whether an earlier attempt may have been applied (it was
+    ///   sent and its outcome never recorded, or it got no answer, a 408 or a 5xx).
+    init(operation: TableOperation, item: JSONObject, mayHaveReachedServer: Bool, connection: ServiceConnection, run: RunHandle) {
         self.operation = operation
-        self.state = Mutex(State(item: item))
+        self.state = Mutex(State(item: item, mayHaveReachedServer: mayHaveReachedServer))
         self.connection = connection
         self.run = run
     }
@@ -88,6 +91,10 @@ public final class PushOperation: Sendable {
         set { state.withLock { $0.item = newValue } }
     }
 
+    /// Whether an attempt of this operation may already have been applied by the server: it was
+    /// sent before and no outcome was recorded (a crash, no answer, a 408 or a 5xx).
+    public var mayHaveReachedServer: Bool { state.withLock { $0.mayHaveReachedServer } }
+
     /// Cancels the whole push after this operation; the operation stays queued.
     public func cancelPush() {
         state.withLock { $0.isPushCancelled = true }
@@ -98,27 +105,81 @@ public final class PushOperation: Sendable {
 
     /// Sends the operation to the server once: POST for an insert, PATCH for an update, DELETE
     /// for a delete, with `If-Match` when the item has a version.
+    ///
+    /// A refusal about the item (409 or 412; 404 or 410 for an update) is read with the server's
+    /// copy: the answer's body when it is the server's item (it has a `version`), otherwise the
+    /// item read by id (`GET`, deleted ones included). When the operation ``mayHaveReachedServer``
+    /// and that copy holds what was sent, the earlier attempt was applied: the copy is returned as
+    /// the success it was. A delete whose item the server has deleted or does not have succeeds.
+    ///
     /// - Returns: the server's item for an insert or update (its `ETag` as `version`); `nil` for
-    ///   a delete (a DELETE answered 404 or 410 counts as success).
+    ///   a delete.
     /// - Throws: ``SyncError/conflict`` (409) or ``SyncError/preconditionFailed`` (412) with the
-    ///   server's item in ``SyncError/serverItem``, ``SyncError/authenticationRequired``,
-    ///   ``SyncError/requestFailed``, ``SyncError/malformedServerResponse``,
-    ///   ``SyncError/transportFailed`` or ``SyncError/cancelled``.
+    ///   server's item in ``SyncError/serverItem``; ``SyncError/deletedOnServer`` (an update
+    ///   answered with `deleted: true`, or a refusal whose copy is deleted) and
+    ///   ``SyncError/missingOnServer`` (the server does not have the item), each with the status
+    ///   as received; ``SyncError/authenticationRequired``, ``SyncError/requestFailed``,
+    ///   ``SyncError/malformedServerResponse``, ``SyncError/transportFailed`` or
+    ///   ``SyncError/cancelled``.
     public func execute() async throws -> JSONObject? {
         let item = self.item
         let request = try makeRequest(item: item)
-        let response = try await connection.send(request, run: run)
-        state.withLock { $0.lastResponse = response }
-        if operation.kind == .delete {
-            if response.isSuccess || response.statusCode == 404 || response.statusCode == 410 { return nil }
-            throw ServiceConnection.error(for: response)
+        let response: SyncResponse
+        do {
+            response = try await connection.send(request, run: run)
+        } catch let error as SyncError where error == .transportFailed {
+            state.withLock { $0.mayHaveReachedServer = true }
+            throw error
         }
-        guard response.isSuccess else { throw ServiceConnection.error(for: response) }
-        if response.body.isEmpty { return nil }
+        state.withLock { state in
+            state.lastResponse = response
+            if PushAnswer.leavesOutcomeOpen(response.statusCode) { state.mayHaveReachedServer = true }
+        }
+        if response.isSuccess { return try accepted(response) }
+        let status = response.statusCode
+        if operation.kind == .delete, status == 404 || status == 410 { return nil }
+        let aboutTheItem = status == 409 || status == 412 || (operation.kind == .update && (status == 404 || status == 410))
+        guard aboutTheItem else { throw ServiceConnection.error(for: response) }
+        let copy = try await serverCopy(after: response)
+        if operation.kind == .delete {
+            if copy.state == .deleted || copy.state == .missing { return nil }
+        } else if mayHaveReachedServer, copy.state == .present, let server = copy.item,
+            PushAnswer.holds(Self.wireBody(item, id: operation.itemId), in: server)
+        {
+            return server
+        }
+        throw PushAnswer.refusal(statusCode: status, copy: copy)
+    }
+
+    /// The item of a 2xx answer; an update answered with the item deleted did not apply.
+    private func accepted(_ response: SyncResponse) throws -> JSONObject? {
+        if operation.kind == .delete || response.body.isEmpty { return nil }
         guard let serverItem = ServiceConnection.item(from: response) else {
             throw SyncError(.malformedServerResponse, reason: "The server's answer is not a JSON object.", statusCode: response.statusCode)
         }
+        if operation.kind == .update, PushAnswer.isDeleted(serverItem) {
+            throw PushAnswer.refusal(statusCode: response.statusCode, copy: PushAnswer.ServerCopy(item: serverItem))
+        }
         return serverItem
+    }
+
+    /// The server's copy of the item behind a refusal: the answer's body when it is the server's
+    /// item, else read by id with the deleted ones (a transport failure of that read aborts the
+    /// push; the operation stays queued).
+    private func serverCopy(after response: SyncResponse) async throws -> PushAnswer.ServerCopy {
+        if let item = ServiceConnection.item(from: response), item[SystemProperty.version]?.stringValue != nil {
+            return PushAnswer.ServerCopy(item: item)
+        }
+        let url = try connection.tableURL(operation.table, id: operation.itemId, query: [(WireHeader.includeDeleted, "true")])
+        let fetched = try await connection.send(try connection.request(.get, url: url, features: [.untypedTable, .offline]), run: run)
+        switch fetched.statusCode {
+        case 200..<300:
+            return ServiceConnection.item(from: fetched).map(PushAnswer.ServerCopy.init(item:)) ?? .init(state: .unknown)
+        case 404: return .init(state: .missing)
+        case 410: return .init(state: .deleted)
+        case 401: throw ServiceConnection.error(for: fetched)
+        default: return .init(state: .unknown)
+        }
     }
 
     private func makeRequest(item: JSONObject) throws -> SyncRequest {

@@ -65,6 +65,7 @@ extension SyncContext {
             let page = try PullPage.decode(response.body, statusCode: response.statusCode)
             if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
             if page.items.isEmpty { break }
+            checkpoint?(.pullPage)
             var advanced: (key: String, milliseconds: Int64)?
             if let tokenKey, let latest = page.maxUpdatedAt, latest > token { advanced = (tokenKey, latest) }
             let save = advanced

@@ -50,7 +50,9 @@ extension SyncContext {
             }
             guard let claimed else { break }
             last = claimed.record.id
+            checkpoint?(.pushClaimed)
             let outcome = await pushOne(claimed, connection: connection, run: run)
+            checkpoint?(.pushSent)
             do {
                 switch outcome {
                 case .success(let item):
@@ -111,7 +113,9 @@ extension SyncContext {
             let missing = SyncError(.invalidItem, reason: "The item is missing from the local table.")
             return .failure(PushFailure(error: missing, item: [SystemProperty.id: .string(record.itemId)], response: nil))
         }
-        let operation = PushOperation(operation: TableOperation(record), item: item, connection: connection, run: run)
+        let operation = PushOperation(
+            operation: TableOperation(record), item: item, mayHaveReachedServer: claimed.mayHaveReachedServer, connection: connection,
+            run: run)
         do {
             let result: JSONObject?
             if let conflictHandler {
@@ -155,6 +159,9 @@ struct ClaimedOperation: Sendable {
     /// The current row (insert, update) or the item kept with a delete; `nil` when the row of an
     /// insert or update is missing.
     let item: JSONObject?
+    /// Whether an earlier attempt may have been applied: the operation was already marked
+    /// attempted when claimed (sent, and no outcome recorded since).
+    let mayHaveReachedServer: Bool
 }
 
 /// Why one pushed operation failed: what to record in the errors table.
@@ -165,6 +172,7 @@ struct PushFailure: Sendable {
 
     var statusCode: Int? { (error as? SyncError)?.statusCode ?? response?.statusCode }
     var serverItem: JSONObject? { (error as? SyncError)?.serverItem }
+    var conflict: TableOperationError.Conflict? { (error as? SyncError)?.conflict }
     var message: String {
         guard let error = error as? SyncError else { return "The conflict handler failed the operation." }
         return error.reason ?? "The operation failed (\(error.code.rawValue))."
@@ -176,6 +184,7 @@ enum PushSteps {
     /// The first operation after `id`, marked attempted, with the item to send.
     static func claim(after id: Int64, in writer: any StoreWriter) throws -> ClaimedOperation? {
         guard var operation = try writer.operation(after: id) else { return nil }
+        let mayHaveReachedServer = operation.state == .attempted
         let item: JSONObject?
         switch operation.kind {
         case .delete: item = operation.item ?? [SystemProperty.id: .string(operation.itemId)]
@@ -185,7 +194,7 @@ enum PushSteps {
             operation.state = .attempted
             try writer.updateOperation(operation)
         }
-        return ClaimedOperation(record: operation, item: item)
+        return ClaimedOperation(record: operation, item: item, mayHaveReachedServer: mayHaveReachedServer)
     }
 
     /// Records a success. If the operation is unchanged since it was sent, it is removed and the
@@ -198,7 +207,7 @@ enum PushSteps {
             try writer.deleteOperation(id: sent.id)
             if var server = result {
                 if server[SystemProperty.id] == nil { server[SystemProperty.id] = .string(sent.itemId) }
-                if server[SystemProperty.id]?.stringValue == sent.itemId {
+                if let id = server[SystemProperty.id]?.stringValue, ItemID.key(id) == ItemID.key(sent.itemId) {
                     try writer.upsert(table: sent.table, items: [server], ignoreMissingColumns: false)
                 }
             }
@@ -222,7 +231,9 @@ enum PushSteps {
     }
 
     /// Records a failure as the operation's error (replacing older ones), unless a local write
-    /// changed the operation while it was in flight (the next push sends the new content).
+    /// changed the operation while it was in flight (the next push sends the new content). An
+    /// operation the server may have applied all the same (no answer, 408, 5xx) stays marked
+    /// attempted; a clear refusal marks it failed.
     static func recordFailure(_ sent: TableOperationRecord, _ failure: PushFailure, in writer: any StoreWriter) throws {
         guard var current = try writer.operation(id: sent.id), current.version == sent.version else { return }
         try writer.deleteOperationErrors(operationId: sent.id)
@@ -230,8 +241,9 @@ enum PushSteps {
             OperationErrorRecord(
                 operationId: sent.id, operationVersion: sent.version, kind: sent.kind, table: sent.table,
                 itemId: sent.itemId, statusCode: failure.statusCode, message: failure.message, item: failure.item,
-                serverItem: failure.serverItem, rawResponse: failure.response.flatMap(ServiceConnection.rawText(of:))))
-        current.state = .failed
+                serverItem: failure.serverItem, rawResponse: failure.response.flatMap(ServiceConnection.rawText(of:)),
+                conflict: failure.conflict?.rawValue))
+        current.state = failure.statusCode.map(PushAnswer.leavesOutcomeOpen) == true ? .attempted : .failed
         try writer.updateOperation(current)
     }
 }

@@ -22,12 +22,7 @@ extension SyncContext {
         }
         let checked = resolution
         try await write { writer in
-            guard var operation = try writer.operation(id: operationId) else {
-                throw SyncError(.operationNotFound, reason: "The operation no longer exists.")
-            }
-            guard operation.version == version else {
-                throw SyncError(.operationChanged, reason: "The operation changed after the error was recorded.")
-            }
+            var operation = try Self.unchangedOperation(operationId, version: version, in: writer)
             switch checked {
             case .cancelAndUpdate(let item):
                 try writer.deleteOperation(id: operationId)
@@ -54,11 +49,63 @@ extension SyncContext {
         logger.debug("Resolved an operation error", metadata: ["table": "\(table)"])
     }
 
+    /// Restores an item the server has deleted (the G2 undelete) and queues the local change as
+    /// an update over the restored version; see ``TableOperationError/restoreAndUpdate()``.
+    func restore(_ error: TableOperationError) async throws {
+        guard error.isDeletedOnServer, error.kind != .delete else {
+            throw SyncError(.operationNotAllowed, reason: "Only an insert or update whose item the server deleted can be restored.")
+        }
+        let (table, itemId, operationId, version) = (error.table, error.itemId, error.operationId, error.operationVersion)
+        _ = try await read { reader in try Self.unchangedOperation(operationId, version: version, in: reader) }
+        let url = try connection.tableURL(table, id: itemId)
+        let request = try connection.request(
+            .post, url: url, ifMatch: error.serverItem?[SystemProperty.version]?.stringValue, features: [.untypedTable, .offline])
+        let response = try await connection.send(request)
+        let restored: JSONObject?
+        switch response.statusCode {
+        case 200..<300: restored = ServiceConnection.item(from: response) ?? [:]
+        case 404, 410: restored = nil
+        default: throw ServiceConnection.error(for: response)
+        }
+        let sent = error.item
+        try await write { writer in
+            var operation = try Self.unchangedOperation(operationId, version: version, in: writer)
+            var row = try writer.lookup(table: table, id: itemId) ?? sent ?? [SystemProperty.id: .string(itemId)]
+            if let restored {
+                // The local values over the restored item's system properties: the next push
+                // updates the restored version.
+                for name in [SystemProperty.version, SystemProperty.createdAt, SystemProperty.updatedAt] {
+                    row[name] = restored[name].flatMap { $0.isNull ? nil : $0 }
+                }
+                operation.kind = .update
+            } else {
+                row[SystemProperty.version] = nil
+                operation.kind = .insert
+            }
+            try writer.upsert(table: table, items: [row], ignoreMissingColumns: false)
+            operation.item = nil
+            operation.state = .pending
+            try PendingOperationQueue.touch(&operation, in: writer)
+        }
+        logger.debug("Restored an item deleted on the server", metadata: ["table": "\(table)"])
+    }
+
+    /// The operation of an error, if it still exists unchanged since the error was recorded.
+    private static func unchangedOperation(_ id: Int64, version: Int64, in reader: any StoreReader) throws -> TableOperationRecord {
+        guard let operation = try reader.operation(id: id) else {
+            throw SyncError(.operationNotFound, reason: "The operation no longer exists.")
+        }
+        guard operation.version == version else {
+            throw SyncError(.operationChanged, reason: "The operation changed after the error was recorded.")
+        }
+        return operation
+    }
+
     /// A resolution item must be a non-empty item of the same id (an id-less item gets the
-    /// error's id).
+    /// error's id; ids match whatever their ASCII case).
     private static func resolutionItem(_ item: JSONObject, itemId: String) throws -> JSONObject {
         guard !item.isEmpty else { throw SyncError(.invalidItem, reason: "A resolution needs an item.") }
-        if let value = item[SystemProperty.id], value.stringValue != itemId {
+        if let value = item[SystemProperty.id], value.stringValue.map(ItemID.key) != ItemID.key(itemId) {
             throw SyncError(.invalidItem, reason: "The item's id is not the failed operation's item id.")
         }
         var item = item

@@ -27,6 +27,8 @@ public actor SyncContext {
     /// The hook that sees each pushed operation and the push's errors, if any.
     public nonisolated let conflictHandler: (any SyncConflictHandler)?
     nonisolated let logger: Logger
+    /// The test hook told of each ``SyncCheckpoint`` reached, if any.
+    nonisolated let checkpoint: (@Sendable (SyncCheckpoint) -> Void)?
     /// Push, pull and purge take turns here, in call order.
     nonisolated let gate = AsyncSerialGate()
 
@@ -43,14 +45,19 @@ public actor SyncContext {
     ///     operation as it is.
     ///   - logger: where the engine logs (at `debug` and `info`, never item values); by default
     ///     nothing is logged.
+    ///   - checkpoint: **a test hook**, `nil` in apps: called synchronously, on the context, at
+    ///     each ``SyncCheckpoint`` a push or pull reaches, so that crash tests can end the process
+    ///     there. It must return at once and must not call the context.
     public init(
         client: MobileServiceClient, store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
-        logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() }),
+        checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = nil
     ) {
         self.client = client
         self.store = store
         self.conflictHandler = conflictHandler
         self.logger = logger
+        self.checkpoint = checkpoint
     }
 
     /// The connection to the client's backend.
@@ -165,6 +172,19 @@ public actor SyncContext {
         }
         return SyncError(.localStoreFailed, reason: "The local store failed.", underlying: error)
     }
+}
+
+/// A point of a push or pull where a crash leaves a state of its own, reported to the test hook
+/// of ``SyncContext/init(client:store:conflictHandler:logger:checkpoint:)``. The raw values are
+/// stable names (the `todo` tool's fault-injection switch uses them).
+public enum SyncCheckpoint: String, Sendable, CaseIterable {
+    /// A push claimed an operation and marked it attempted; its request is not sent yet.
+    case pushClaimed = "push-claimed"
+    /// A push sent an operation's request and has its answer (or its failure); nothing about the
+    /// outcome is recorded yet.
+    case pushSent = "push-sent"
+    /// A pull received a page of items; it is not applied yet.
+    case pullPage = "pull-page"
 }
 
 /// A progress event of a ``SyncContext`` (see ``SyncContext/events()``).

@@ -28,7 +28,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         // resolution of operation errors
         case operationNotFound, operationChanged
         // requests
-        case transportFailed, authenticationRequired, conflict, preconditionFailed, requestFailed
+        case transportFailed, authenticationRequired, conflict, preconditionFailed, deletedOnServer, missingOnServer
+        case requestFailed
         case malformedServerResponse, cancelled
         // store
         case localStoreFailed
@@ -39,7 +40,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public let reason: String?
     /// The HTTP status of the response that caused the error, when there was one.
     public let statusCode: Int?
-    /// The server's copy of the item, for conflicts (409) and failed preconditions (412).
+    /// The server's copy of the item, for conflicts (409, 412) and items deleted on the server.
     public let serverItem: JSONObject?
     /// For a push: the operations that failed, each with its resolution calls. Also attached to an
     /// aborted push, with the errors collected before the abort.
@@ -73,9 +74,20 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
             underlying: underlyingError)
     }
 
-    /// Whether the server rejected a write because of a concurrent change (409 or 412); the
-    /// server's item is in ``serverItem``.
-    public var isConflict: Bool { code == .conflict || code == .preconditionFailed }
+    /// Whether the server refused a write because its copy of the item differs: changed (409 or
+    /// 412, its item in ``serverItem``), deleted (``deletedOnServer``) or missing
+    /// (``missingOnServer``).
+    public var isConflict: Bool { conflict != nil }
+
+    /// The kind of conflict this error is, if it is one.
+    var conflict: TableOperationError.Conflict? {
+        switch code {
+        case .conflict, .preconditionFailed: return .changedOnServer
+        case .deletedOnServer: return .deletedOnServer
+        case .missingOnServer: return .missingOnServer
+        default: return nil
+        }
+    }
 
     /// Whether this error ended a push before it walked the whole queue (network, authentication,
     /// local store or cancellation).
@@ -174,6 +186,13 @@ extension SyncError {
     public static let conflict = SyncError(.conflict)
     /// The server answered 412 Precondition Failed (version mismatch); ``serverItem`` holds its copy.
     public static let preconditionFailed = SyncError(.preconditionFailed)
+    /// The server has the item deleted: an update answered 2xx with `deleted: true`, or a
+    /// refusal (409, 412, 404, 410) whose copy is deleted. ``statusCode`` is the status received;
+    /// ``serverItem`` holds the deleted copy when the server sent one.
+    public static let deletedOnServer = SyncError(.deletedOnServer)
+    /// The server does not have the item: a refusal (409, 412; 404 or 410 for an update) whose
+    /// item cannot be read by id. ``statusCode`` is the status received.
+    public static let missingOnServer = SyncError(.missingOnServer)
     /// The server answered another error status; see ``statusCode``.
     public static let requestFailed = SyncError(.requestFailed)
     /// The server's answer is not the JSON the protocol describes.

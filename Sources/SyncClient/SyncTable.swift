@@ -36,9 +36,11 @@ public struct SyncTable: Sendable {
     }
 
     /// Deletes an item locally and queues a delete that carries the item (its version rides in
-    /// `If-Match`). A pending insert that never reached the server is cancelled instead.
+    /// `If-Match`). A pending insert that cannot be on the server (never sent, or clearly
+    /// refused) is cancelled instead, and nothing is sent.
     /// - Throws: ``SyncError/invalidItemID``, ``SyncError/operationNotAllowed`` (a delete is
-    ///   already pending), ``SyncError/localStoreFailed``.
+    ///   already pending, or the item's insert may already be on the server — it was sent and got
+    ///   no answer, a 408 or a 5xx: push first, or discard the insert), ``SyncError/localStoreFailed``.
     public func delete(_ item: JSONObject) async throws {
         try await context.delete(item, table: name)
     }

@@ -11,6 +11,10 @@ enum CondenseAction: Sendable, Hashable {
     case cancelBoth
     /// Rewrite the pending operation into a delete, in place (it keeps its queue position).
     case convertToDelete
+    /// The write is not allowed until the pending operation is pushed or discarded: an insert
+    /// that may exist on the server cannot be cancelled by a delete
+    /// (``SyncError/operationNotAllowed``, "push first"); nothing changes.
+    case refuseUntilPushed
     /// The write is not allowed (``SyncError/operationNotAllowed``); nothing changes.
     case reject
 }
@@ -21,9 +25,10 @@ extension CondenseAction {
     /// - Insert then insert, update then insert, and anything after a delete: rejected.
     /// - Insert then update, update then update: keep the pending operation (its push sends the
     ///   row's current values).
-    /// - Insert then delete: if the insert may have reached the server (it was sent and its
-    ///   outcome is not recorded: ``TableOperation/State/attempted``), it becomes a delete (a
-    ///   DELETE answered 404 counts as success); otherwise both are cancelled and nothing is sent.
+    /// - Insert then delete: if the insert may exist on the server (it was sent and no outcome
+    ///   was recorded, or it got no answer, a 408 or a 5xx: ``TableOperation/State/attempted``),
+    ///   the delete is refused until the insert is pushed or discarded; otherwise (never sent, or
+    ///   clearly refused) both are cancelled and nothing is sent.
     /// - Update then delete: the update becomes a delete in place.
     static func condense(
         existing: TableOperation.Kind?, existingState: TableOperation.State = .pending, new: TableOperation.Kind
@@ -32,7 +37,7 @@ extension CondenseAction {
         switch (existing, new) {
         case (.delete, _), (_, .insert): return .reject
         case (.insert, .update), (.update, .update): return .keep
-        case (.insert, .delete): return existingState == .attempted ? .convertToDelete : .cancelBoth
+        case (.insert, .delete): return existingState == .attempted ? .refuseUntilPushed : .cancelBoth
         case (.update, .delete): return .convertToDelete
         }
     }

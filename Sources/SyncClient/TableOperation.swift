@@ -21,7 +21,8 @@ public struct TableOperation: Sendable, Hashable, Identifiable {
     /// The item kept with a delete (the row is gone locally); `nil` for inserts and updates,
     /// whose item is read from the local table when pushed.
     public let item: JSONObject?
-    /// Pending, attempted (sent, outcome not recorded) or failed.
+    /// Pending, attempted (sent, and the server may have applied it: no outcome recorded, or a
+    /// 408 or 5xx) or failed (refused).
     public let state: State
     /// Bumped on every change of the operation (collapse, resolution).
     public let version: Int64

@@ -28,8 +28,11 @@ public struct TableOperationError: Error, Sendable, Identifiable, CustomStringCo
     public let message: String
     /// The local item that was sent.
     public let item: JSONObject?
-    /// The server's copy of the item (409 / 412), when it sent one.
+    /// The server's copy of the item (409, 412, or a deleted copy), when there is one.
     public let serverItem: JSONObject?
+    /// The kind of conflict, or `nil` when the server refused the operation for another reason
+    /// (or did not answer it).
+    public let conflict: Conflict?
     /// The raw response body, when there was one.
     public let rawResponse: String?
     /// When the error was recorded.
@@ -47,13 +50,27 @@ public struct TableOperationError: Error, Sendable, Identifiable, CustomStringCo
         message = record.message
         item = record.item
         serverItem = record.serverItem
+        conflict = Self.conflict(of: record)
         rawResponse = record.rawResponse
         createdAt = record.createdAt
         self.context = context
     }
 
-    /// Whether the server refused the write because of a concurrent change (409 or 412).
-    public var isConflict: Bool { statusCode == 409 || statusCode == 412 }
+    /// Whether the server refused the write because its copy of the item differs (any
+    /// ``Conflict``).
+    public var isConflict: Bool { conflict != nil }
+
+    /// Whether the server has the item deleted (``Conflict/deletedOnServer``): restore it with
+    /// ``restoreAndUpdate()`` or accept the delete with ``acceptDelete()``.
+    public var isDeletedOnServer: Bool { conflict == .deletedOnServer }
+
+    /// The kind of conflict of a stored error; errors stored before kinds were recorded are a
+    /// change on the server when they are a 409 or 412.
+    private static func conflict(of record: OperationErrorRecord) -> Conflict? {
+        if let stored = record.conflict { return Conflict(rawValue: stored) }
+        guard record.statusCode == 409 || record.statusCode == 412 else { return nil }
+        return record.serverItem.map(PushAnswer.isDeleted) == true ? .deletedOnServer : .changedOnServer
+    }
 
     /// The kind, table, status and message; never item values.
     public var description: String {

@@ -1,3 +1,5 @@
+import SyncWire
+
 /// A column (or table) name as a key that matches every spelling SQLite takes for the same one.
 ///
 /// SQLite compares identifiers without regard to the case of ASCII letters, so `updatedAt`,
@@ -10,12 +12,7 @@ public struct ColumnKey: Sendable, Hashable {
 
     /// The key of the column name `name`.
     public init(_ name: String) {
-        var scalars = String.UnicodeScalarView()
-        for scalar in name.unicodeScalars {
-            let isUpper = scalar.value >= 0x41 && scalar.value <= 0x5A  // "A"..."Z"
-            scalars.append(isUpper ? Unicode.Scalar(UInt8(scalar.value + 0x20)) : scalar)
-        }
-        folded = String(scalars)
+        folded = ASCIICase.fold(name)
     }
 }
 

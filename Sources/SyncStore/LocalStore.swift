@@ -11,14 +11,15 @@ public protocol StoreReader {
     func columns(of table: String) throws -> [String: ColumnType]?
     /// Runs a query on a user table. A table that does not exist reads as empty.
     func read(_ query: QueryDescription) throws -> QueryResult
-    /// The item with `id`, or `nil`. Not finding it is not an error.
+    /// The item with `id`, or `nil`. Not finding it is not an error. Ids match whatever the
+    /// ASCII case of their letters (`ONE` finds `one`).
     func lookup(table: String, id: String) throws -> JSONObject?
 
     /// The pending operations in queue order, all tables or one.
     func operations(table: String?) throws -> [TableOperationRecord]
     /// The operation with queue id `id`.
     func operation(id: Int64) throws -> TableOperationRecord?
-    /// The newest pending operation for an item, if any.
+    /// The newest pending operation for an item, if any (item ids match whatever their ASCII case).
     func operation(table: String, itemId: String) throws -> TableOperationRecord?
     /// The first operation after queue id `id` (the push walks the queue with this).
     func operation(after id: Int64) throws -> TableOperationRecord?
@@ -47,8 +48,13 @@ public protocol StoreWriter: StoreReader {
     /// A property whose name differs from a column's only by ASCII case is stored in that column,
     /// which keeps its spelling (reads return the column's spelling). An item with two properties
     /// that differ only by case is refused.
+    ///
+    /// Ids match whatever their ASCII case: an item whose id differs from a row's only by case
+    /// updates that row, which keeps the id as first written. The protocol's `deleted` flag (any
+    /// case) is not stored: a local row is an item that exists (the sync engine deletes the rows
+    /// the server reports deleted), so the flag never becomes a column.
     func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws
-    /// Deletes items by id; missing ids are not an error.
+    /// Deletes items by id (whatever the ASCII case); missing ids are not an error.
     func delete(table: String, ids: [String]) throws
     /// Deletes the rows a query matches (top/skip/order are ignored).
     func delete(_ query: QueryDescription) throws

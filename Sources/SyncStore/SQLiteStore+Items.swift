@@ -7,6 +7,10 @@ import SyncWire
 /// leaves room for this many columns.
 let maximumColumns = 900
 
+/// Item properties that are no columns of their own: `id` is the key, and `deleted` is the
+/// protocol's soft-delete flag, which the store does not keep.
+private let unstoredProperties: Set<ColumnKey> = [ColumnKey(SystemProperty.id), ColumnKey(SystemProperty.deleted)]
+
 extension StoreSession {
     func columns(of table: String) throws -> [String: ColumnType]? {
         schema.tables[ColumnKey(table)]
@@ -53,8 +57,7 @@ extension StoreSession {
     func defineTable(_ table: String, columns: [String: ColumnType]) throws {
         try Self.checkTableName(table)
         try Self.checkDistinctNames(columns.keys, of: "columns")
-        let idKey = ColumnKey(SystemProperty.id)
-        try ensureColumns(table, columns.filter { ColumnKey($0.key) != idKey })
+        try ensureColumns(table, columns.filter { !unstoredProperties.contains(ColumnKey($0.key)) })
     }
 
     /// Refuses `names` when two of them would name one column (they differ only by ASCII case).
@@ -70,7 +73,7 @@ extension StoreSession {
 
     /// Creates `table` or adds the missing `columns` to it. A column whose name differs only by
     /// case from an existing one is that column. The names in `columns` must be distinct by
-    /// ``ColumnKey`` and must not name `id`.
+    /// ``ColumnKey`` and must not name `id` or `deleted`.
     private func ensureColumns(_ table: String, _ columns: [String: ColumnType]) throws {
         guard let existing = schema.tables[ColumnKey(table)] else {
             guard columns.count < maximumColumns else { throw StoreError.invalidItem("too many properties") }
@@ -101,7 +104,6 @@ extension StoreSession {
             try Self.checkDistinctNames(item.keys, of: "properties")
             ids.append(id)
         }
-        let idKey = ColumnKey(SystemProperty.id)
         if !ignoreMissingColumns || schema.tables[ColumnKey(table)] == nil {
             // One new column per name: the first item that gives it a value sets its spelling
             // and type; later spellings that differ only by case are the same column.
@@ -109,7 +111,7 @@ extension StoreSession {
             var wanted: [String: ColumnType] = [:]
             var spellings = ColumnIndex([])
             for item in items {
-                for name in item.keys where ColumnKey(name) != idKey && existing.column(named: name) == nil {
+                for name in item.keys where !unstoredProperties.contains(ColumnKey(name)) && existing.column(named: name) == nil {
                     guard spellings.column(named: name) == nil, let value = item[name],
                         let type = ColumnType(inferringFrom: value)
                     else { continue }
@@ -123,7 +125,7 @@ extension StoreSession {
         for (item, id) in zip(items, ids) {
             // Each property goes to the column it names, spelled as stored.
             var columns: [(column: String, value: JSONValue)] = []
-            for (name, value) in item where ColumnKey(name) != idKey {
+            for (name, value) in item where !unstoredProperties.contains(ColumnKey(name)) {
                 if let column = known.column(named: name) { columns.append((column, value)) }
             }
             columns.sort { $0.column < $1.column }

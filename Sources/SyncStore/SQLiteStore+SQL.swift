@@ -20,7 +20,8 @@ enum StoreSQL {
             "createdAt" TEXT NOT NULL
         );
         DROP INDEX IF EXISTS "__operations_item";
-        CREATE INDEX IF NOT EXISTS "__operations_table_item" ON "__operations" ("tableName" COLLATE NOCASE, "itemId");
+        DROP INDEX IF EXISTS "__operations_table_item";
+        CREATE INDEX IF NOT EXISTS "__operations_table_item_nocase" ON "__operations" ("tableName" COLLATE NOCASE, "itemId" COLLATE NOCASE);
         CREATE TABLE IF NOT EXISTS "__errors" (
             "id" TEXT PRIMARY KEY NOT NULL,
             "operationId" INTEGER NOT NULL,
@@ -33,7 +34,8 @@ enum StoreSQL {
             "item" TEXT,
             "serverItem" TEXT,
             "rawResponse" TEXT,
-            "createdAt" TEXT NOT NULL
+            "createdAt" TEXT NOT NULL,
+            "conflict" TEXT
         );
         CREATE INDEX IF NOT EXISTS "__errors_operation" ON "__errors" ("operationId");
         CREATE TABLE IF NOT EXISTS "__config" (
@@ -51,9 +53,11 @@ enum StoreSQL {
 
     static func tableInfo(_ table: String) -> String { "PRAGMA table_info(\(SQLIdentifier.quote(table)))" }
 
+    /// A user table: its `id` matches whatever the ASCII case (`NOCASE`), like the item ids of
+    /// the backends, and keeps the spelling first written.
     static func createTable(_ table: String, columns: [(String, ColumnTypeName)]) -> String {
         let defs = columns.map { "\(SQLIdentifier.quote($0.0)) \($0.1)" }
-        return "CREATE TABLE \(SQLIdentifier.quote(table)) (\"id\" TEXT PRIMARY KEY NOT NULL\(defs.isEmpty ? "" : ", ")\(defs.joined(separator: ", ")))"
+        return "CREATE TABLE \(SQLIdentifier.quote(table)) (\"id\" TEXT PRIMARY KEY NOT NULL COLLATE NOCASE\(defs.isEmpty ? "" : ", ")\(defs.joined(separator: ", ")))"
     }
 
     static func addColumn(_ table: String, column: String, type: ColumnTypeName) -> String {
@@ -84,7 +88,8 @@ enum StoreSQL {
     static let operationsOfTable = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"tableName\" = ? COLLATE NOCASE ORDER BY \"id\""
     static let operationByID = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" = ?"
     static let operationByItem = """
-        SELECT \(operationColumns) FROM "__operations" WHERE "tableName" = ? COLLATE NOCASE AND "itemId" = ? ORDER BY "id" DESC LIMIT 1
+        SELECT \(operationColumns) FROM "__operations" WHERE "tableName" = ? COLLATE NOCASE AND "itemId" = ? COLLATE NOCASE
+        ORDER BY "id" DESC LIMIT 1
         """
     static let operationAfter = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" > ? ORDER BY \"id\" LIMIT 1"
     static let countOperations = "SELECT count(*) FROM \"__operations\""
@@ -104,11 +109,11 @@ enum StoreSQL {
 
     static let errorColumns = """
         "id", "operationId", "operationVersion", "kind", "tableName", "itemId", "statusCode", "message", "item",
-        "serverItem", "rawResponse", "createdAt"
+        "serverItem", "rawResponse", "createdAt", "conflict"
         """
     static let allErrors = "SELECT \(errorColumns) FROM \"__errors\" ORDER BY \"createdAt\", rowid"
     static let errorsOfOperation = "SELECT \(errorColumns) FROM \"__errors\" WHERE \"operationId\" = ? ORDER BY rowid"
-    static let insertError = "INSERT OR REPLACE INTO \"__errors\" (\(errorColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static let insertError = "INSERT OR REPLACE INTO \"__errors\" (\(errorColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     static let deleteErrorsOfOperation = "DELETE FROM \"__errors\" WHERE \"operationId\" = ?"
     static let deleteErrorsOfTable = "DELETE FROM \"__errors\" WHERE \"tableName\" = ? COLLATE NOCASE"
     static let deleteError = "DELETE FROM \"__errors\" WHERE \"id\" = ?"
@@ -119,6 +124,32 @@ enum StoreSQL {
     static let setConfigValue = "INSERT OR REPLACE INTO \"__config\" (\"key\", \"value\") VALUES (?, ?)"
     static let deleteConfigValue = "DELETE FROM \"__config\" WHERE \"key\" = ?"
     static let deleteConfigPrefix = "DELETE FROM \"__config\" WHERE substr(\"key\", 1, ?) = ?"
+
+    // MARK: migration (see SchemaMigration)
+
+    static let migratingTable = "__migrating"
+    static let addErrorConflictColumn = "ALTER TABLE \"__errors\" ADD COLUMN \"conflict\" TEXT"
+    static let pendingItemIDs = "SELECT DISTINCT \"itemId\" FROM \"__operations\" WHERE \"tableName\" = ? COLLATE NOCASE"
+    static func indexList(_ table: String) -> String { "PRAGMA index_list(\(SQLIdentifier.quote(table)))" }
+    static func indexColumns(_ index: String) -> String { "PRAGMA index_xinfo(\(SQLIdentifier.quote(index)))" }
+
+    /// Each row's rowid, id and `updatedAt` (the column as spelled, or `NULL` when there is none).
+    static func rowKeys(_ table: String, updatedAt: String?) -> String {
+        "SELECT rowid, \"id\", \(updatedAt.map(SQLIdentifier.quote) ?? "NULL") FROM \(SQLIdentifier.quote(table))"
+    }
+
+    static func deleteRow(_ table: String) -> String { "DELETE FROM \(SQLIdentifier.quote(table)) WHERE rowid = ?" }
+
+    static func copyRows(from source: String, to target: String, columns: [String]) -> String {
+        let names = columns.map(SQLIdentifier.quote).joined(separator: ", ")
+        return "INSERT INTO \(SQLIdentifier.quote(target)) (\(names)) SELECT \(names) FROM \(SQLIdentifier.quote(source))"
+    }
+
+    static func dropTable(_ table: String) -> String { "DROP TABLE \(SQLIdentifier.quote(table))" }
+
+    static func renameTable(_ table: String, to name: String) -> String {
+        "ALTER TABLE \(SQLIdentifier.quote(table)) RENAME TO \(SQLIdentifier.quote(name))"
+    }
 }
 
 /// A declared SQL column type (the raw value of a ``ColumnType``).

@@ -85,7 +85,8 @@ extension StoreSession {
             item: ValueCoding.object(row[8]),
             serverItem: ValueCoding.object(row[9]),
             rawResponse: row[10].textValue,
-            createdAt: ValueCoding.date(row[11]))
+            createdAt: ValueCoding.date(row[11]),
+            conflict: row[12].textValue)
     }
 
     func operationErrors() throws -> [OperationErrorRecord] {
@@ -103,6 +104,7 @@ extension StoreSession {
             error.statusCode.map { .integer(Int64($0)) } ?? .null, .text(error.message),
             try ValueCoding.text(error.item), try ValueCoding.text(error.serverItem),
             error.rawResponse.map(SQLValue.text) ?? .null, ValueCoding.dateText(error.createdAt),
+            error.conflict.map(SQLValue.text) ?? .null,
         ])
     }
 

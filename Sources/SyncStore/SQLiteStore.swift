@@ -46,11 +46,13 @@ public actor SQLiteStore: LocalStore {
     /// Whether the caller runs on the store's own queue.
     nonisolated var isRunningOnStoreQueue: Bool { executor.isCurrent }
 
-    /// Sets up a freshly opened connection: WAL journal, the system tables, the schema cache.
+    /// Sets up a freshly opened connection: WAL journal, the system tables, the migration of a
+    /// database made by an earlier version (``SchemaMigration``), the schema cache.
     static func prepare(_ connection: Connection) throws -> [ColumnKey: [String: ColumnType]] {
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.transaction { try connection.execute(StoreSQL.createSystemTables) }
+        try SchemaMigration.run(connection)
         return try SchemaCache.load(connection)
     }
 

@@ -13,9 +13,10 @@ public struct TableOperationRecord: Sendable, Hashable {
     public enum State: Int, Sendable, Hashable, Codable {
         /// Queued, not sent yet (or sent and to be sent again).
         case pending = 0
-        /// Sent by a push that has not recorded its result yet.
+        /// Sent, and the server may have applied it: no outcome was recorded (a crash, no answer),
+        /// or the answer was a 408 or a 5xx (then an error row describes it).
         case attempted = 1
-        /// The last attempt failed; an error row describes why.
+        /// The last attempt was refused (an error row describes why); the server did not apply it.
         case failed = 2
     }
 
@@ -68,11 +69,13 @@ public struct OperationErrorRecord: Sendable, Hashable {
     /// The raw response body, when there was one.
     public var rawResponse: String?
     public var createdAt: Date
+    /// The kind of conflict, as the sync engine names it (`changedOnServer`, …), or `nil`.
+    public var conflict: String?
 
     public init(
         id: String = UUID().uuidString.lowercased(), operationId: Int64, operationVersion: Int64,
         kind: TableOperationRecord.Kind, table: String, itemId: String, statusCode: Int?, message: String,
-        item: JSONObject?, serverItem: JSONObject?, rawResponse: String?, createdAt: Date = Date()
+        item: JSONObject?, serverItem: JSONObject?, rawResponse: String?, createdAt: Date = Date(), conflict: String? = nil
     ) {
         self.id = id
         self.operationId = operationId
@@ -86,5 +89,6 @@ public struct OperationErrorRecord: Sendable, Hashable {
         self.serverItem = serverItem
         self.rawResponse = rawResponse
         self.createdAt = createdAt
+        self.conflict = conflict
     }
 }

@@ -45,6 +45,15 @@ public enum ItemID {
         return !id.contains(where: { forbidden.contains($0) })
     }
 
+    /// The key under which `id` names its item: ids that differ only in the case of ASCII letters
+    /// name one item (as SQL Server compares them behind the original backends, and as SQLite's
+    /// `NOCASE` does); other letters are compared as they are.
+    /// - Parameter id: an item id.
+    /// - Returns: the id with its ASCII capitals lowercased (``ASCIICase/fold(_:)``).
+    public static func key(_ id: String) -> String {
+        ASCIICase.fold(id)
+    }
+
     /// A new id for an item inserted without one: a lowercase hyphenated UUID.
     public static func generate() -> String {
         UUID().uuidString.lowercased()

@@ -15,10 +15,12 @@ extension TodoDevice {
         return try await table.read(query).items
     }
 
-    /// The full id of the one item whose id starts with `prefix`.
+    /// The full id of the one item whose id starts with `prefix` (ids match whatever the ASCII
+    /// case of their letters).
     public func resolveID(_ prefix: String) async throws -> String {
-        if ItemID.isValid(prefix), try await table.lookup(id: prefix) != nil { return prefix }
-        let matches = try await items(all: true).compactMap { $0["id"]?.stringValue }.filter { $0.hasPrefix(prefix) }
+        if ItemID.isValid(prefix), let id = try await table.lookup(id: prefix)?["id"]?.stringValue { return id }
+        let folded = ItemID.key(prefix)
+        let matches = try await items(all: true).compactMap { $0["id"]?.stringValue }.filter { ItemID.key($0).hasPrefix(folded) }
         switch matches.count {
         case 0: throw TodoError.unknownID(prefix)
         case 1: return matches[0]

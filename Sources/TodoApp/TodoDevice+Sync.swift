@@ -45,7 +45,9 @@ extension TodoDevice {
         try await table.purge(nil, queryId: Self.queryID, force: force)
     }
 
-    /// How to settle a conflict.
+    /// How to settle a conflict. `restore` is `client` and `accept` is `server` for a change on
+    /// the server; for an item deleted on the server (or missing there), `client` and `restore`
+    /// restore it with the local change, and `server`, `cancel` and `accept` accept the delete.
     public enum Resolution: String, Sendable, CaseIterable {
         /// Keep the local change, over the server's version; it is pushed again.
         case client
@@ -53,27 +55,37 @@ extension TodoDevice {
         case server
         /// Drop the local change and the local row; the server's item comes back on the next pull.
         case cancel
+        /// Bring an item deleted on the server back, with the local change.
+        case restore
+        /// Accept that the server deleted the item: drop the local change and the local row.
+        case accept
     }
 
     /// Settles one push error.
-    public func resolve(_ conflict: TableOperationError, with resolution: Resolution) async throws {
-        switch resolution {
-        case .client:
-            var mine = conflict.item ?? [:]
-            if let version = conflict.serverItem?["version"] { mine["version"] = version }
-            if conflict.kind == .delete {
-                try await conflict.changeOperationType(to: .delete, item: mine)
-            } else {
-                try await conflict.keepAndUpdate(mine)
-            }
-        case .server:
+    /// - Returns: what was done: `client`, `server` or `cancel` for a change on the server,
+    ///   `restore` or `accept` for an item deleted on the server or missing there.
+    @discardableResult
+    public func resolve(_ conflict: TableOperationError, with resolution: Resolution) async throws -> Resolution {
+        switch (conflict.conflict, resolution) {
+        case (.deletedOnServer?, .client), (.deletedOnServer?, .restore), (.missingOnServer?, .client), (.missingOnServer?, .restore):
+            try await conflict.keepLocalChange()
+            return .restore
+        case (.deletedOnServer?, _), (.missingOnServer?, _):
+            try await conflict.acceptDelete()
+            return .accept
+        case (_, .client), (_, .restore):
+            try await conflict.keepLocalChange()
+            return .client
+        case (_, .server), (_, .accept):
             if let theirs = conflict.serverItem {
                 try await conflict.cancelAndUpdate(theirs)
             } else {
                 try await conflict.cancelAndDiscard()
             }
-        case .cancel:
+            return .server
+        case (_, .cancel):
             try await conflict.cancelAndDiscard()
+            return .cancel
         }
     }
 

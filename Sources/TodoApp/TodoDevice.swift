@@ -26,10 +26,11 @@ public final class TodoDevice: Sendable {
 
     /// Opens (or, with `options.createIfMissing`, creates) the device's store and connects it to
     /// `server` (sending `authenticationToken` as `X-ZUMO-AUTH`, if given). Nothing is sent until
-    /// a push or pull.
+    /// a push or pull. `checkpoint` is the sync engine's test hook (see ``SyncCheckpoint``).
     public static func open(
         store url: URL, encryption: StoreEncryption, options: StoreOptions, server: URL,
-        authenticationToken: String? = nil, transport: any SyncTransport = HTTPSyncTransport()
+        authenticationToken: String? = nil, transport: any SyncTransport = HTTPSyncTransport(),
+        checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = nil
     ) async throws -> TodoDevice {
         let store = try await SQLiteStore.open(at: url, encryption: encryption, options: options)
         do {
@@ -42,7 +43,7 @@ public final class TodoDevice: Sendable {
             let tokenProvider: MobileServiceClient.TokenProvider? = authenticationToken.map { token in { @Sendable in token } }
             let client = MobileServiceClient(
                 url: server, transport: transport, installationID: installation, authenticationToken: tokenProvider)
-            let context = SyncContext(client: client, store: store)
+            let context = SyncContext(client: client, store: store, checkpoint: checkpoint)
             return TodoDevice(store: store, context: context, client: client, table: try context.syncTable(tableName))
         } catch {
             await store.close()

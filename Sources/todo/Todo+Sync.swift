@@ -29,7 +29,7 @@ extension Todo {
 
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Push, then pull. Offline, it says how many changes stay queued and exits 3.")
+            abstract: "Push, then pull. Offline, it says how many changes stay queued and exits 5.")
         @OptionGroup var device: DeviceOptions
 
         func run() async throws {
@@ -82,16 +82,25 @@ extension Todo {
     struct Conflicts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Resolve push conflicts: use client (keep yours), use server (take theirs) or cancel (drop yours).",
-            discussion: "On a terminal it asks for each conflict; scripts pass --resolve. After resolving it pushes.")
+            discussion: """
+                On a terminal it asks for each conflict; scripts pass --resolve. After resolving it pushes. \
+                An item deleted on the server (or missing there) is restored with your change (client, restore) \
+                or its delete is accepted (server, cancel, accept).
+                """)
         @OptionGroup var device: DeviceOptions
-        @Option(help: "client, server or cancel, for every conflict.") var resolve: TodoDevice.Resolution?
+        @Option(help: "client, server, cancel, restore or accept, for every conflict.") var resolve: TodoDevice.Resolution?
         @Flag(help: "Print the conflicts as JSON and change nothing.") var json = false
 
         func run() async throws {
             try await device.with { d in
                 let conflicts = try await d.context.operationErrors()
                 if json {
-                    let shown = conflicts.map { ["itemId": JSONValue.string($0.itemId), "local": $0.item.map(JSONValue.object) ?? .null, "server": $0.serverItem.map(JSONValue.object) ?? .null] }
+                    let shown = conflicts.map {
+                        [
+                            "itemId": JSONValue.string($0.itemId), "conflict": $0.conflict.map { .string($0.rawValue) } ?? .null,
+                            "local": $0.item.map(JSONValue.object) ?? .null, "server": $0.serverItem.map(JSONValue.object) ?? .null,
+                        ]
+                    }
                     return try Output.json(shown)
                 }
                 if conflicts.isEmpty { return Terminal.print("no conflicts") }
@@ -99,15 +108,25 @@ extension Todo {
                     throw CLIError.usage("Not on a terminal: pass --resolve client|server|cancel.")
                 }
                 for conflict in conflicts {
-                    Terminal.print("conflict on \(Output.short(conflict.itemId)) (\(conflict.kind), HTTP \(conflict.statusCode.map(String.init) ?? "-"))")
+                    let status = conflict.statusCode.map(String.init) ?? "-"
+                    Terminal.print("conflict on \(Output.short(conflict.itemId)) (\(conflict.kind), HTTP \(status)\(Self.label(conflict.conflict)))")
                     Terminal.print("  local:  \(Self.describe(conflict.item))")
                     Terminal.print("  server: \(Self.describe(conflict.serverItem))")
-                    let choice = try resolve ?? Self.ask()
-                    try await d.resolve(conflict, with: choice)
-                    Terminal.print("  resolved: \(choice.rawValue)")
+                    let gone = conflict.conflict == .deletedOnServer || conflict.conflict == .missingOnServer
+                    let choice = try resolve ?? (gone ? Self.askRestore() : Self.ask())
+                    let done = try await d.resolve(conflict, with: choice)
+                    Terminal.print("  resolved: \(done.rawValue)")
                 }
                 let pushed = try await d.push()
                 Terminal.print("pushed \(pushed) change\(pushed == 1 ? "" : "s")")
+            }
+        }
+
+        static func label(_ conflict: TableOperationError.Conflict?) -> String {
+            switch conflict {
+            case .deletedOnServer?: return ", deleted on the server"
+            case .missingOnServer?: return ", not on the server"
+            case .changedOnServer?, nil: return ""
             }
         }
 
@@ -117,15 +136,19 @@ extension Todo {
         }
 
         static func ask() throws -> TodoDevice.Resolution {
+            try ask("  use [c]lient, [s]erver or c[a]ncel? ", ["c": .client, "client": .client, "s": .server, "server": .server, "a": .cancel, "cancel": .cancel])
+        }
+
+        static func askRestore() throws -> TodoDevice.Resolution {
+            try ask("  [r]estore it with your change, or [a]ccept the delete? ", ["r": .restore, "restore": .restore, "a": .accept, "accept": .accept])
+        }
+
+        /// Asks until one of `answers` is typed.
+        static func ask(_ question: String, _ answers: [String: TodoDevice.Resolution]) throws -> TodoDevice.Resolution {
             while true {
-                Terminal.write("  use [c]lient, [s]erver or c[a]ncel? ", to: STDOUT_FILENO)
+                Terminal.write(question, to: STDOUT_FILENO)
                 guard let answer = Swift.readLine()?.lowercased() else { throw CLIError.usage("No answer given.") }
-                switch answer {
-                case "c", "client": return .client
-                case "s", "server": return .server
-                case "a", "cancel": return .cancel
-                default: continue
-                }
+                if let choice = answers[answer] { return choice }
             }
         }
     }

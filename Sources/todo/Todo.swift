@@ -18,7 +18,8 @@ struct Todo: AsyncParsableCommand {
             prompt. The first use creates the store and asks for a new passphrase.
             The device options (--store, --server, --plain, --auth-token-file, --passphrase-file, \
             --passphrase-fd, --profile) go before or after the command: todo --store a.db list.
-            Exit codes: 0 ok, 1 failure, 2 usage, 3 offline (sync) or wrong passphrase, 4 key material missing or damaged.
+            Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, \
+            3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued).
             """,
         subcommands: [
             Add.self, List.self, Complete.self, Edit.self, Delete.self, Push.self, Pull.self, Sync.self, Purge.self,
@@ -44,6 +45,8 @@ struct DeviceOptions: ParsableArguments {
 
     /// Opens the device, creating the store (and asking for a new passphrase) on first use.
     func open() async throws -> TodoDevice {
+        // The test-only crash switch (README, "test-only switches"); nil on every device.
+        let fault = try FaultInjection.fromEnvironment(steps: SyncCheckpoint.allCases.map(\.rawValue))
         let url = URL(fileURLWithPath: store)
         let exists = FileManager.default.fileExists(atPath: url.path)
         let encryption: StoreEncryption
@@ -56,8 +59,12 @@ struct DeviceOptions: ParsableArguments {
         let options = StoreOptions(
             createIfMissing: !exists, keyProfile: profile.profile, allowInsecureKeyProfile: KeyProfileOptions.allowsInsecureProfile)
         guard let serverURL = URL(string: server) else { throw ValidationError("--server must be an http(s) URL") }
+        let checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = fault.map { fault in
+            { @Sendable step in fault.observe(step: step.rawValue) }
+        }
         return try await TodoDevice.open(
-            store: url, encryption: encryption, options: options, server: serverURL, authenticationToken: try authToken())
+            store: url, encryption: encryption, options: options, server: serverURL, authenticationToken: try authToken(),
+            checkpoint: checkpoint)
     }
 
     /// The first line of `--auth-token-file`, if given.
@@ -82,13 +89,12 @@ struct DeviceOptions: ParsableArguments {
         }
     }
 
-    /// Offline is exit 3 (with its message); other app errors are one line and exit 1.
+    /// Offline is exit 5 (with its message); other app errors are one line and exit 1.
     static func exit(for error: any Error) -> any Error {
         guard let todo = error as? TodoError else { return error }
         switch todo {
         case .offline:
-            Terminal.printError("todo: \(todo.description)")
-            return ExitCode(3)
+            return CLIError(.offline, todo.description)
         case .nothingToChange:
             return CLIError.usage(todo.description)
         default:

@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aDeleteDuringAnInFlightInsertIsSentAfterwards(kind: StoreKind) async throws {
+    func aDeleteDuringAnInFlightInsertIsRefusedThenSentAfterwards(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             let table = try f.table()
             try await table.insert(todo("a", "created"))
@@ -83,10 +83,13 @@ import Testing
             enqueueHeldEcho(f, gate: gate, status: 201, version: "1")
             let push = Task { try await f.context.push() }
             await f.transport.waitForRequests(1)
-            try await table.delete(id: "a")  // the insert may already be on the server
+            // The insert may already be on the server: it cannot be cancelled, push first.
+            await #expect(throws: SyncError.operationNotAllowed) { try await table.delete(id: "a") }
             gate.open()
             try await push.value
-            #expect(try await f.row("a") == nil)  // the answer did not bring the row back
+            #expect(try await f.row("a")?["version"] == "1")
+            try await table.delete(id: "a")
+            #expect(try await f.row("a") == nil)
             let pending = try await f.operations()
             #expect(pending.map(\.kind) == [.delete])
             #expect(pending.first?.item?["version"] == "1")

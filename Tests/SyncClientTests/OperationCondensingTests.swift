@@ -18,7 +18,7 @@ import SyncStore
         case (.insert, .insert), (.update, .insert): return .reject
         case (.delete, .insert), (.delete, .update), (.delete, .delete): return .reject
         case (.insert, .update), (.update, .update): return .keep
-        case (.insert, .delete): return state == .attempted ? .convertToDelete : .cancelBoth
+        case (.insert, .delete): return state == .attempted ? .refuseUntilPushed : .cancelBoth
         case (.update, .delete): return .convertToDelete
         }
     }
@@ -49,9 +49,9 @@ import SyncStore
         #expect(CondenseAction.condense(existing: existing, new: .insert) == .reject)
     }
 
-    @Test func anInsertThatMayHaveReachedTheServerBecomesADelete() {
+    @Test func anInsertThatMayHaveReachedTheServerIsNotCancelledByADelete() {
         #expect(CondenseAction.condense(existing: .insert, existingState: .pending, new: .delete) == .cancelBoth)
         #expect(CondenseAction.condense(existing: .insert, existingState: .failed, new: .delete) == .cancelBoth)
-        #expect(CondenseAction.condense(existing: .insert, existingState: .attempted, new: .delete) == .convertToDelete)
+        #expect(CondenseAction.condense(existing: .insert, existingState: .attempted, new: .delete) == .refuseUntilPushed)
     }
 }

@@ -185,12 +185,13 @@ import Testing
             let table = try f.table()
             try await table.update(todo("a", "one"))
             try await table.insert(todo("b", "two"))
-            f.transport.enqueue(status: 500, json: ["error": "boom"])
-            f.transport.enqueue(status: 500, json: ["error": "boom"])
+            // Clear refusals: a 5xx would leave both marked attempted (maybe applied), see UncertainInsertTests.
+            f.transport.enqueue(status: 400, json: ["error": "bad"])
+            f.transport.enqueue(status: 400, json: ["error": "bad"])
             await #expect(throws: SyncError.pushCompletedWithErrors) { try await f.context.push() }
             #expect(try await f.storedErrors().count == 2)
             try await table.update(todo("a", "replace"))  // update over update: keep, error dropped
-            try await table.delete(id: "b")  // delete over a failed insert: both cancelled, error dropped
+            try await table.delete(id: "b")  // delete over a refused insert: both cancelled, error dropped
             #expect(try await f.storedErrors().isEmpty)
             #expect(try await f.operations().map(\.itemId) == ["a"])
             #expect(try await f.operations().first?.state == .pending)

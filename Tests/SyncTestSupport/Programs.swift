@@ -121,6 +121,22 @@ public struct BuiltTool: Sendable {
         }
     }
 
+    /// Runs the tool and ends it with `SIGKILL` after `delay` seconds, unless it ended first (a
+    /// crash from outside at a random moment); waits on a thread of its own.
+    public func run(
+        _ arguments: [String], environment: [String: String?] = [:], killAfter delay: Double
+    ) async throws -> ToolResult {
+        let child = try spawn(arguments, environment: environment, stdin: [], descriptors: [:], prefix: [])
+        return await withCheckedContinuation { continuation in
+            Thread {
+                // The child is not reaped before `wait()`, so its pid cannot be reused meanwhile.
+                Thread.sleep(forTimeInterval: max(0, delay))
+                kill(child.pid, SIGKILL)
+                continuation.resume(returning: child.wait())
+            }.start()
+        }
+    }
+
     private func spawn(
         _ arguments: [String], environment: [String: String?], stdin: [UInt8], descriptors: [Int32: [UInt8]], prefix: [String]
     ) throws -> Child {

@@ -1,4 +1,5 @@
 import Foundation
+import SyncTestSupport
 import SyncWire
 import Testing
 

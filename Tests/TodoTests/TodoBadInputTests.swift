@@ -85,7 +85,7 @@ import Testing
         let items = try await device.items()
         for command in ["sync", "push", "pull"] {
             let result = try await device.run([command], server: server)
-            #expect(result.exitCode == 3, "\(result)")
+            #expect(result.exitCode == 5, "\(result)")
             #expect(result.errorLines == ["todo: offline, 1 change queued"])
             #expect(result.stdout.isEmpty)
         }
@@ -114,6 +114,16 @@ import Testing
         let (operations, errors) = try await device.pending()
         #expect(operations == 1, "the change stays queued")
         #expect(errors == 1, "with the server's answer recorded")
+    }
+
+    @Test func theHelpListsEveryExitCode() async throws {
+        let help = try await todo.run(["--help"])
+        #expect(help.exitCode == 0, "\(help)")
+        let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(
+            text.contains(
+                "Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, 3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued)."),
+            "\(help.stdout)")
     }
 
     @Test func aServerURLThatIsNoURLIsAUsageError() async throws {

@@ -30,6 +30,11 @@ struct Device {
         return try await todo.run(deviceArguments(server: server) + arguments, environment: env)
     }
 
+    /// The same, ended with `SIGKILL` after `delay` seconds unless it ended first.
+    func run(_ arguments: [String], server: URL?, killAfter delay: Double) async throws -> ToolResult {
+        try await todo.run(deviceArguments(server: server) + arguments, environment: ["CIPHERSYNC_PASSPHRASE": passphrase], killAfter: delay)
+    }
+
     /// The same command on a terminal (a pseudo-terminal made by `script`), answering each
     /// prompt as it appears: for each step, wait until the screen shows `prompt`, then type
     /// `line`. The passphrase is in the environment unless `typed` (then a step must type it).

@@ -25,16 +25,16 @@ import Testing
         try await b.succeed(["sync"], server: server.url)
         #expect(try await b.state() == [milk: false, bread: false])
 
-        // The server goes away: local commands keep working, sync says so and exits 3.
+        // The server goes away: local commands keep working, sync says so and exits 5 (offline).
         #expect(server.stop().status == 0)
         try await a.succeed(["complete", String(milkID.prefix(8))])
         _ = try await a.add(rain)
         let offline = try await a.run(["sync"], server: server.url)
-        #expect(offline.exitCode == 3, "\(offline)")
+        #expect(offline.exitCode == 5, "\(offline)")
         #expect(offline.errorLines == ["todo: offline, 2 changes queued"])
         #expect(try await a.pending() == (2, 0))
         try await b.succeed(["delete", breadID])
-        #expect(try await b.run(["push"], server: server.url).exitCode == 3)
+        #expect(try await b.run(["push"], server: server.url).exitCode == 5)
 
         // Restarted on the same database (and a new port), both devices converge.
         server = try ServerProcess(database: database)
