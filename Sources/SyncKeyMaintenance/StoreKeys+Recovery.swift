@@ -30,16 +30,27 @@ extension StoreKeys {
     /// left (the hook of `SQLiteStore.open(at:encryption:options:)` (SyncStore)): a `rotating` envelope is
     /// resolved, a migration interrupted after its envelope was written is finished, and scratch
     /// or retired plaintext files are removed, all under the exclusive lock.
-    /// Without leftovers this only checks for files and returns `keys.dataKey`.
+    /// Without leftovers this only checks for files and returns `keys.dataKey` and no lock.
+    /// After a recovery it returns the lock it held, turned shared, for the store to keep.
     package static func dataKeyAfterRecovery(
         database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, passphrase: SecretBytes, allowInsecureProfile: Bool
-    ) throws -> SecretBytes {
+    ) throws -> (dataKey: SecretBytes, lock: StoreLock?) {
         let interruptedMigration = StoreFiles.isPlainDatabase(at: database)
         guard envelope.state == .rotating || interruptedMigration || hasLeftovers(of: database) else {
-            return keys.dataKey
+            return (keys.dataKey, nil)
         }
         let lock = try StoreLock.acquire(for: database, mode: .exclusive)
-        defer { withExtendedLifetime(lock) {} }
+        let dataKey = try recover(database: database, envelope: envelope, keys: keys, passphrase: passphrase,
+                                  allowInsecureProfile: allowInsecureProfile)
+        try lock?.downgradeToShared(for: database)
+        return (dataKey, lock)
+    }
+
+    /// The recovery of ``dataKeyAfterRecovery(database:envelope:keys:passphrase:allowInsecureProfile:)``,
+    /// under the exclusive lock the caller holds.
+    private static func recover(
+        database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, passphrase: SecretBytes, allowInsecureProfile: Bool
+    ) throws -> SecretBytes {
         try removeLeftovers(of: database)
         // Another process may have changed the envelope between our read and the lock.
         let current = try readEnvelope(of: database)

@@ -20,12 +20,9 @@ package final class StoreLock: Sendable {
     }
 
     private let descriptor: Int32
-    /// The mode this lock was taken in.
-    package let mode: Mode
 
-    private init(descriptor: Int32, mode: Mode) {
+    private init(descriptor: Int32) {
         self.descriptor = descriptor
-        self.mode = mode
     }
 
     deinit {
@@ -75,6 +72,23 @@ package final class StoreLock: Sendable {
                     "The store at \(database.path) is open in another program; close it before changing its keys.")
             }
         }
-        return StoreLock(descriptor: fd, mode: mode)
+        return StoreLock(descriptor: fd)
+    }
+
+    /// Turns a lock taken exclusively into a shared one on the same open file, so a store can
+    /// open right after a recovery without letting go of it. (Released and taken again on a new
+    /// descriptor, it could collide with itself: a child process spawned meanwhile shares the old
+    /// open file, and its exclusive lock, until it execs.)
+    ///
+    /// - Parameter database: The store's database, for the message of a refusal.
+    /// - Throws: ``StoreError/storeInUse(_:)`` when another process took the lock exclusively
+    ///   while it changed mode (`flock` converts a lock by releasing it first).
+    package func downgradeToShared(for database: URL) throws {
+        var rc: Int32
+        repeat { rc = flock(descriptor, LOCK_SH | LOCK_NB) } while rc != 0 && errno == EINTR
+        guard rc == 0 else {
+            throw StoreError.storeInUse(
+                "A key rotation or migration is running on \(database.path); open the store when it has finished.")
+        }
     }
 }

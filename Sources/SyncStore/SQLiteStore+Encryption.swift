@@ -76,15 +76,20 @@ extension SQLiteStore {
             guard key.count == 32 else { throw StoreError.keyMaterialCorrupt("a data key must be 32 bytes") }
             database = try key.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: options.createIfMissing) }
         case .passphrase(let passphrase):
-            let dataKey = try Self.unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
-            database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: options.createIfMissing) }
+            let (dataKey, lock) = try Self.unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
+            database = try dataKey.withUnsafeBytes {
+                try Self.openDatabase(at: url, key: $0, create: options.createIfMissing, holding: lock)
+            }
         }
         adopt(database)
     }
 
     /// The data key of the store at `url`: unlocked from its envelope, or, when creating a new
-    /// store, generated and written to a new envelope.
-    static func unlockOrCreateKey(for url: URL, passphrase: SecretBytes, options: StoreOptions) throws -> SecretBytes {
+    /// store, generated and written to a new envelope; and the store lock, shared, when a recovery
+    /// already holds it.
+    static func unlockOrCreateKey(
+        for url: URL, passphrase: SecretBytes, options: StoreOptions
+    ) throws -> (dataKey: SecretBytes, lock: StoreLock?) {
         let envelopeURL = KeyEnvelope.url(forDatabase: url)
         let fileManager = FileManager.default
         let databaseExists = fileManager.fileExists(atPath: url.path)
@@ -104,6 +109,6 @@ extension SQLiteStore {
                 passphrase: passphrase, profile: options.keyProfile, allowInsecureProfile: options.allowInsecureKeyProfile)
         }
         try StoreKeys.write(envelope, forDatabase: url)
-        return dataKey
+        return (dataKey, nil)
     }
 }

@@ -22,8 +22,11 @@ extension SQLiteStore {
 
     /// Opens (or creates) the database file with an optional raw key, mapping failures to
     /// ``StoreError``. A new file is created with mode 0600 before SQLite touches it; an existing
-    /// file is never created, truncated or rewritten by a failed open.
-    static func openDatabase(at url: URL, key: UnsafeRawBufferPointer?, create: Bool) throws -> OpenedDatabase {
+    /// file is never created, truncated or rewritten by a failed open. The shared store lock is
+    /// taken here unless the caller already `holding` it.
+    static func openDatabase(
+        at url: URL, key: UnsafeRawBufferPointer?, create: Bool, holding heldLock: StoreLock? = nil
+    ) throws -> OpenedDatabase {
         let path = url.path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
@@ -32,7 +35,7 @@ extension SQLiteStore {
         }
         let lock: StoreLock?
         do {
-            lock = try StoreLock.acquire(for: url, mode: .shared)
+            lock = try heldLock ?? StoreLock.acquire(for: url, mode: .shared)
         } catch {
             if !exists { removeDatabaseFiles(at: url) }
             throw error
