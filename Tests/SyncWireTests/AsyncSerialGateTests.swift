@@ -7,7 +7,9 @@ import Testing
 /// a turn that lasts until its body ends (returns, throws, or is cancelled). No sleeps: the test
 /// holds a turn itself, or waits for the queue to reach a length. The time limit turns a lost
 /// waiter into a failure instead of a hang.
-@Suite(.timeLimit(.minutes(1))) struct AsyncSerialGateTests {
+// The limit is generous: in the full suite, tests that wait for child processes can hold the
+// cooperative threads (two on a 2-core machine) for minutes, and these waiters must not fail then.
+@Suite(.timeLimit(.minutes(10))) struct AsyncSerialGateTests {
     /// What the turns did, in order.
     final class Log: Sendable {
         private let entries = Mutex<[String]>([])
