@@ -11,30 +11,30 @@ import Testing
 /// The passphrases hold letters whose NFC and NFD forms differ and are given in NFD, so the
 /// normalisation before the key derivation has work to do.
 @Suite(.serialized) struct CoreDumpTests {
-    @Test func verifyLeavesNoSecretInItsMemory() throws {
+    @Test func verifyLeavesNoSecretInItsMemory() async throws {
         let store = try SecretStore.make(); defer { store.fixture.remove() }
         let secrets = try store.secrets()
-        let (dump, result) = try dumpAtClose(CLI, ["verify", "--store", store.path], environment: store.passphraseEnvironment)
+        let (dump, result) = try await dumpAtClose(CLI, ["verify", "--store", store.path], environment: store.passphraseEnvironment)
         #expect(result.exitCode == 1, "the test profile fails kdf-floor, everything else passes: \(result)")
         #expect(result.stdout.contains("PASS  integrity"))
         expectAbsent(secrets, from: dump, path: store.path)
     }
 
-    @Test func rotateLeavesNoSecretInItsMemory() throws {
+    @Test func rotateLeavesNoSecretInItsMemory() async throws {
         let store = try SecretStore.make(); defer { store.fixture.remove() }
         let oldKey = try store.dataKeyForms(named: "old data key")
         let file = try store.passphraseFile(); defer { try? FileManager.default.removeItem(at: file) }
-        let (dump, result) = try dumpAtClose(CLI, ["rotate", "--store", store.path, "--passphrase-file", file.path])
+        let (dump, result) = try await dumpAtClose(CLI, ["rotate", "--store", store.path, "--passphrase-file", file.path])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("Rotated the data key"))
         expectAbsent(try store.secrets() + oldKey, from: dump, path: store.path)
     }
 
-    @Test func changePassphraseLeavesNeitherPassphraseInItsMemory() throws {
+    @Test func changePassphraseLeavesNeitherPassphraseInItsMemory() async throws {
         let store = try SecretStore.make(); defer { store.fixture.remove() }
         let secrets = try store.secrets()
         let newPassphrase = makeUnicodePassphrase()
-        let (dump, result) = try dumpAtClose(
+        let (dump, result) = try await dumpAtClose(
             CLI, ["change-passphrase", "--store", store.path, "--passphrase-fd", "3"],
             environment: ["CIPHERSYNC_NEW_PASSPHRASE": newPassphrase.decomposedStringWithCanonicalMapping],
             descriptors: [3: Array((store.passphrase.decomposedStringWithCanonicalMapping + "\n").utf8)])
@@ -44,14 +44,14 @@ import Testing
         expectAbsent(secrets + CoreDump.forms(of: newPassphrase, named: "new passphrase"), from: dump, path: store.path)
     }
 
-    @Test func changePassphraseWithTheRecoveryCodeLeavesNoSecretInItsMemory() throws {
+    @Test func changePassphraseWithTheRecoveryCodeLeavesNoSecretInItsMemory() async throws {
         let store = try SecretStore.make(); defer { store.fixture.remove() }
         let secrets = try store.secrets()
         let newPassphrase = makeUnicodePassphrase()
         let file = try store.fixture.directory.url.deletingLastPathComponent()
             .appendingPathComponent("new-\(UUID().uuidString)").writingSecret(newPassphrase.decomposedStringWithCanonicalMapping)
         defer { try? FileManager.default.removeItem(at: file) }
-        let (dump, result) = try dumpAtClose(
+        let (dump, result) = try await dumpAtClose(
             CLI, ["change-passphrase", "--recovery", "--store", store.path, "--new-passphrase-file", file.path],
             environment: ["CIPHERSYNC_PASSPHRASE": store.recoveryCode.lowercased()])
         #expect(result.exitCode == 0, "\(result)")
@@ -60,10 +60,10 @@ import Testing
         expectAbsent(secrets + CoreDump.forms(of: newPassphrase, named: "new passphrase"), from: dump, path: store.path)
     }
 
-    @Test func addRecoveryKeyLeavesNeitherCodeInItsMemory() throws {
+    @Test func addRecoveryKeyLeavesNeitherCodeInItsMemory() async throws {
         let store = try SecretStore.make(); defer { store.fixture.remove() }
         let secrets = try store.secrets()
-        let (dump, result) = try dumpAtClose(
+        let (dump, result) = try await dumpAtClose(
             CLI, ["add-recovery-key", "--store", store.path], environment: store.passphraseEnvironment)
         #expect(result.exitCode == 0, "\(result)")
         let code = try #require(result.stdout.split(separator: "\n").first.map(String.init))
@@ -71,16 +71,16 @@ import Testing
         expectAbsent(secrets + SecretStore.codeForms(code, named: "new recovery code"), from: dump, path: store.path)
     }
 
-    @Test func todoHoldsNoSecretOnceItsStoreIsClosed() throws {
+    @Test func todoHoldsNoSecretOnceItsStoreIsClosed() async throws {
         let directory = try TemporaryDirectory(prefix: "todo-core"); defer { directory.remove() }
         let todo = BuiltTool("todo", environment: ["CIPHERSYNC_ALLOW_INSECURE_PROFILE": "1"])
         let passphrase = makeUnicodePassphrase()
         let path = directory.path("todo.db")
         let device = ["--store", path, "--server", "http://127.0.0.1:1", "--profile", "insecure-test"]
         let environment = ["CIPHERSYNC_PASSPHRASE": passphrase.decomposedStringWithCanonicalMapping]
-        let added = try todo.run(device + ["add", "Buy milk"], environment: environment)
+        let added = try await todo.run(device + ["add", "Buy milk"], environment: environment)
         try #require(added.exitCode == 0, "\(added)")
-        let (dump, result) = try dumpAtClose(todo, device + ["list"], environment: environment)
+        let (dump, result) = try await dumpAtClose(todo, device + ["list"], environment: environment)
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("Buy milk"))
         let keys = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: URL(fileURLWithPath: path)))
@@ -105,13 +105,23 @@ func makeUnicodePassphrase() -> String {
 /// Runs `tool` with the pause hook, dumps the process once it has stopped itself, then lets it
 /// finish.
 ///
+/// Waiting for the tool, `gcore` and reaping block; they run on a thread of their own, so the
+/// test's cooperative threads stay free for the suites running meanwhile.
+///
 /// - Returns: The dump and what the tool wrote and exited with.
 func dumpAtClose(
     _ tool: BuiltTool, _ arguments: [String], environment: [String: String?] = [:], descriptors: [Int32: [UInt8]] = [:]
-) throws -> (CoreDump, ToolResult) {
+) async throws -> (CoreDump, ToolResult) {
     var env = environment
     env["CIPHERSYNC_PAUSE_STEP"] = "closed"
     let child = try tool.start(arguments, environment: env, descriptors: descriptors)
+    return try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try dumpWhenStopped(child) }) }.start()
+    }
+}
+
+/// Waits until `child` stops itself, dumps it, lets it go on and waits for its end.
+private func dumpWhenStopped(_ child: RunningTool) throws -> (CoreDump, ToolResult) {
     if let ended = child.waitUntilStopped() {
         throw CoreDumpError(message: "the tool ended without pausing: \(ended)")
     }
