@@ -115,9 +115,7 @@ func dumpAtClose(
     var env = environment
     env["CIPHERSYNC_PAUSE_STEP"] = "closed"
     let child = try tool.start(arguments, environment: env, descriptors: descriptors)
-    return try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try dumpWhenStopped(child) }) }.start()
-    }
+    return try await onOwnThread { try dumpWhenStopped(child) }
 }
 
 /// Waits until `child` stops itself, dumps it, lets it go on and waits for its end.
