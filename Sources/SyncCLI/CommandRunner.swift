@@ -3,25 +3,50 @@ public import Foundation
 public import SyncKeyMaintenance
 public import SyncKeys
 
-/// Runs a tool's root command with CipherSync's conventions; call it from `main`.
+/// Runs a tool's root command with CipherSync's conventions; call it from the tool's top-level code
+/// (`main.swift`), which must not `await` anything itself: the process then still has one thread
+/// when this starts.
 ///
-/// 1. Secret environment variables are captured and cleared before anything else
-///    (``SecretEnvironment/captureAndClear(_:)``).
+/// 1. Secret environment variables are moved into ``SecretEnvironment/process`` before anything
+///    else, while the process has one thread (``SecretEnvironment/captureProcessEnvironment(_:)``),
+///    so no other thread reads the environment while it changes.
 /// 2. `SIGPIPE` and `SIGXFSZ` are ignored, so a closed pipe or a file-size limit becomes an error
 ///    the tool reports instead of a silent death.
 /// 3. The command line is parsed; help exits 0, a usage error prints the usage and exits 2
 ///    (ArgumentParser's default would be 64).
-/// 4. The command runs; an error becomes one line `<tool>: <message>` on standard error and the
-///    exit code of ``ExitStatus/for(_:)``.
+/// 4. The command runs (in a task; the main thread serves the main queue meanwhile); an error
+///    becomes one line `<tool>: <message>` on standard error and the exit code of
+///    ``ExitStatus/for(_:)``.
+/// 5. Secrets captured from the environment and never used are wiped; with the test hook
+///    ``PauseInjection`` the process then stops itself, and it exits.
 public enum CommandRunner {
     /// Parses `arguments` (the command line without the program name), runs `Root`, then exits
     /// the process.
     public static func main<Root: ParsableCommand>(
         _ root: Root.Type, toolName: String, arguments: [String] = Array(CommandLine.arguments.dropFirst())
-    ) async -> Never {
-        SecretEnvironment.captureAndClear()
+    ) -> Never {
+        SecretEnvironment.captureProcessEnvironment()
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)
+        Task {
+            let status: ExitStatus
+            let pause: PauseInjection.Point?
+            do {
+                pause = try PauseInjection.fromEnvironment()
+                status = await run(Root.self, toolName: toolName, arguments: arguments)
+            } catch {
+                pause = nil
+                status = report(error, root: Root.self, toolName: toolName)
+            }
+            SecretEnvironment.process.discardAll()
+            if pause == .closed { PauseInjection.pause() }
+            exit(status.rawValue)
+        }
+        dispatchMain()
+    }
+
+    /// Parses and runs the command; every secret it read is dropped when this returns.
+    private static func run<Root: ParsableCommand>(_ root: Root.Type, toolName: String, arguments: [String]) async -> ExitStatus {
         do {
             var command = try Root.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -29,10 +54,10 @@ public enum CommandRunner {
             } else {
                 try command.run()
             }
+            return .ok
         } catch {
-            exit(report(error, root: Root.self, toolName: toolName).rawValue)
+            return report(error, root: Root.self, toolName: toolName)
         }
-        exit(ExitStatus.ok.rawValue)
     }
 
     /// Prints what `error` means and returns the exit status.

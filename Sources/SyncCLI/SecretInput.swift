@@ -30,12 +30,14 @@ public struct PassphraseOptions: ParsableArguments, Sendable {
     /// - Parameters:
     ///   - prompt: The prompt on a terminal, e.g. `"Passphrase for store.db: "`.
     ///   - confirm: Ask twice on a terminal (for a secret being set).
+    ///   - environment: Where `CIPHERSYNC_PASSPHRASE` was captured (the process's own by default).
     /// - Throws: ``CLIError`` with ``ExitStatus/usage`` when no source is available, a file cannot
     ///   be read, the secret is too long or the confirmation differs.
-    public func read(prompt: String, confirm: Bool = false) throws -> SecretBytes {
+    public func read(prompt: String, confirm: Bool = false, environment: SecretEnvironment = .process) throws -> SecretBytes {
         try SecretReader.read(
-            file: file, descriptor: descriptor, environment: SecretEnvironment.passphrase, prompt: prompt,
-            confirm: confirm, sourceHint: "--passphrase-file, --passphrase-fd or \(SecretEnvironment.passphrase)")
+            file: file, descriptor: descriptor, environment: environment, variable: SecretEnvironment.passphrase,
+            prompt: prompt, confirm: confirm,
+            sourceHint: "--passphrase-file, --passphrase-fd or \(SecretEnvironment.passphrase)")
     }
 }
 
@@ -59,10 +61,16 @@ public struct NewPassphraseOptions: ParsableArguments, Sendable {
     }
 
     /// Reads the new secret (asked twice on a terminal).
-    public func read(prompt: String) throws -> SecretBytes {
+    ///
+    /// - Parameters:
+    ///   - prompt: The prompt on a terminal.
+    ///   - environment: Where `CIPHERSYNC_NEW_PASSPHRASE` was captured (the process's own by default).
+    /// - Throws: ``CLIError`` (usage), as ``PassphraseOptions/read(prompt:confirm:environment:)``.
+    public func read(prompt: String, environment: SecretEnvironment = .process) throws -> SecretBytes {
         try SecretReader.read(
-            file: file, descriptor: descriptor, environment: SecretEnvironment.newPassphrase, prompt: prompt,
-            confirm: true, sourceHint: "--new-passphrase-file, --new-passphrase-fd or \(SecretEnvironment.newPassphrase)")
+            file: file, descriptor: descriptor, environment: environment, variable: SecretEnvironment.newPassphrase,
+            prompt: prompt, confirm: true,
+            sourceHint: "--new-passphrase-file, --new-passphrase-fd or \(SecretEnvironment.newPassphrase)")
     }
 }
 
@@ -71,8 +79,20 @@ public struct NewPassphraseOptions: ParsableArguments, Sendable {
 /// a buffer that never grows (so no stray copies), and at most `Passphrase/maximumLength` bytes.
 public enum SecretReader {
     /// Reads one secret from the first source given (see ``PassphraseOptions``).
+    ///
+    /// - Parameters:
+    ///   - file: A file whose first line is the secret.
+    ///   - descriptor: An open descriptor whose first line is the secret.
+    ///   - environment: The captured environment, asked for `variable`.
+    ///   - variable: The environment variable of this secret.
+    ///   - prompt: The prompt on a terminal.
+    ///   - confirm: Ask twice on a terminal.
+    ///   - sourceHint: The ways to give the secret, for the message when none was used.
+    /// - Returns: The secret.
+    /// - Throws: ``CLIError`` (usage).
     public static func read(
-        file: String?, descriptor: Int32?, environment: String, prompt: String, confirm: Bool, sourceHint: String
+        file: String?, descriptor: Int32?, environment: SecretEnvironment, variable: String, prompt: String, confirm: Bool,
+        sourceHint: String
     ) throws -> SecretBytes {
         if let file {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
@@ -85,7 +105,7 @@ public enum SecretReader {
         if let descriptor {
             return try readLine(from: descriptor, source: "file descriptor \(descriptor)")
         }
-        if let secret = SecretEnvironment.take(environment) {
+        if let secret = environment.take(variable) {
             guard secret.count <= Passphrase.maximumLength else { throw tooLong }
             return secret
         }

@@ -56,17 +56,73 @@ struct DatabaseDigest: Equatable, Sendable {
                 let query = withoutRowID
                     ? "SELECT * FROM \(quoted)"
                     : "SELECT rowid, * FROM \(quoted) ORDER BY rowid"
-                let statement = try connection.prepare(query)
                 var hash = try SHA256Hasher()
-                var count = 0
-                while try statement.step() {
-                    try hash.update(row: statement.row())
-                    count += 1
-                }
+                let count = try hashRows(of: try connection.prepare(query), into: &hash)
                 tables.append(Table(name: name, rows: count, hash: try hash.finalize()))
             }
             return DatabaseDigest(schema: try schemaHash.finalize(), tables: tables.sorted { $0.name < $1.name })
         }
+    }
+
+    /// Feeds every row of `statement` into `hasher` in the encoding of ``SHA256Hasher/update(row:)``,
+    /// reading each value where SQLite holds it (no `SQLValue`, `String` or array per value) and
+    /// handing OpenSSL 64 KiB at a time.
+    ///
+    /// - Returns: The number of rows.
+    private static func hashRows(of statement: Statement, into hasher: inout SHA256Hasher) throws -> Int {
+        let columns = statement.columnCount
+        let capacity = 1 << 16
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { buffer.deallocate() }
+        var used = 0
+
+        func flush() throws(KeyError) {
+            try hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
+            used = 0
+        }
+        /// A tag and a length, then (when given) `bytes`.
+        func append(tag: UInt8, length: Int, _ bytes: UnsafeRawBufferPointer? = nil) throws(KeyError) {
+            if capacity - used < 9 { try flush() }
+            buffer[used] = tag
+            buffer.storeBytes(of: UInt64(length).littleEndian, toByteOffset: used + 1, as: UInt64.self)
+            used += 9
+            guard let bytes, !bytes.isEmpty else { return }
+            if bytes.count > capacity - used {
+                try flush()
+                if bytes.count > capacity {
+                    try hasher.update(bytes)
+                    return
+                }
+            }
+            UnsafeMutableRawBufferPointer(rebasing: buffer[used..<(used + bytes.count)]).copyMemory(from: bytes)
+            used += bytes.count
+        }
+        func append(tag: UInt8, word: UInt64) throws(KeyError) {
+            try withUnsafeBytes(of: word.littleEndian) { (bytes) throws(KeyError) in try append(tag: tag, length: 8, bytes) }
+        }
+
+        var rows = 0
+        while try statement.step() {
+            try append(tag: UInt8(ascii: "R"), word: UInt64(columns))
+            for column in 0..<columns {
+                switch statement.storage(at: column) {
+                case .null: try append(tag: UInt8(ascii: "N"), length: 0)
+                case .integer: try append(tag: UInt8(ascii: "I"), word: UInt64(bitPattern: statement.integer(at: column)))
+                case .real: try append(tag: UInt8(ascii: "F"), word: statement.real(at: column).bitPattern)
+                case .text:
+                    try statement.withBytes(at: column) { (bytes) throws(KeyError) in
+                        try append(tag: UInt8(ascii: "T"), length: bytes.count, bytes)
+                    }
+                case .blob:
+                    try statement.withBytes(at: column) { (bytes) throws(KeyError) in
+                        try append(tag: UInt8(ascii: "B"), length: bytes.count, bytes)
+                    }
+                }
+            }
+            rows += 1
+        }
+        try flush()
+        return rows
     }
 
     /// The names of the tables whose rows differ from `other` (or exist in only one of them).

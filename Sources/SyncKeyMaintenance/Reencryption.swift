@@ -71,6 +71,9 @@ enum Reencryption {
         defer { source.close() }
         try checkpoint(source)
         report(.step(.checkpointed))
+        // The digest reads every table; with a cache that holds the database, the export then
+        // finds its pages decrypted already instead of reading and decrypting them a second time.
+        try setCache(of: source, toHold: database)
         let digest = try DatabaseDigest.compute(source)
         let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
 
@@ -96,6 +99,8 @@ enum Reencryption {
         try source.detach(attachmentName)
         report(.progress(pagesWritten: totalPages, totalPages: totalPages))
         report(.step(.exported))
+        // The source's cache goes before the copy's is filled: one database's pages in memory at a time.
+        source.close()
         try StoreFiles.sync(export)
         report(.step(.synced))
         try verify(export, key: newKey, expected: digest)
@@ -133,6 +138,9 @@ enum Reencryption {
             throw StoreError.verificationFailed("the new file does not open with the new key")
         }
         defer { copy.close() }
+        // integrity_check reads (and authenticates) every page; the digest then reads the tables
+        // from the cache.
+        try setCache(of: copy, toHold: url)
         let problems = try copy.integrityCheck()
         guard problems == ["ok"] else {
             throw StoreError.verificationFailed("integrity check of the new file: \(problems.prefix(3).joined(separator: "; "))")
@@ -142,6 +150,18 @@ enum Reencryption {
         guard differences.isEmpty else {
             throw StoreError.verificationFailed("the copy differs in \(differences.joined(separator: ", "))")
         }
+    }
+
+    /// The most page cache a copy uses, in bytes: a database up to this size is decrypted once
+    /// on each side of the copy; a larger one is read twice where the cache cannot hold it.
+    static let maximumCacheBytes: Int64 = 256 << 20
+
+    /// Gives `connection` a page cache as large as the database file at `url` (up to
+    /// ``maximumCacheBytes``).
+    private static func setCache(of connection: Connection, toHold url: URL) throws {
+        let bytes = min((StoreFiles.size(of: url) ?? 0) + (1 << 20), maximumCacheBytes)
+        // A negative cache_size is a size in KiB.
+        try connection.execute("PRAGMA cache_size = -\(bytes / 1024)")
     }
 
     /// Removes the database's `-wal`, `-shm` and `-journal` once no connection is open. A

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Rules for passphrases: not empty, at most ``maximumLength`` bytes, Unicode NFC.
 public enum Passphrase {
     /// The longest passphrase accepted, in UTF-8 bytes.
@@ -8,16 +6,19 @@ public enum Passphrase {
     /// The passphrase in Unicode Normalization Form C, so the same text typed on any platform
     /// gives the same bytes.
     ///
-    /// Normalising needs a transient `String`, which cannot be wiped; it lives only inside this
-    /// call. Input that is not UTF-8 is used as given.
+    /// The normalisation works on the bytes, in scratch buffers that are wiped before they are
+    /// freed: the passphrase never becomes a `String`. ASCII is returned as it is; input that is
+    /// not UTF-8 is used as given.
+    ///
+    /// - Throws: ``KeyError/emptyPassphrase``, or ``KeyError/passphraseTooLong`` when the
+    ///   passphrase (or its normal form) is longer than ``maximumLength`` bytes.
     public static func normalized(_ passphrase: SecretBytes) throws(KeyError) -> SecretBytes {
         guard !passphrase.isEmpty else { throw .emptyPassphrase }
         guard passphrase.count <= maximumLength else { throw .passphraseTooLong }
         let isASCII = passphrase.withUnsafeBytes { $0.allSatisfy { $0 < 0x80 } }
         if isASCII { return passphrase }
-        guard let text = passphrase.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else { return passphrase }
-        var bytes = Array(text.precomposedStringWithCanonicalMapping.utf8)
-        guard bytes.count <= maximumLength else { throw .passphraseTooLong }
-        return SecretBytes(wiping: &bytes)
+        guard let normalized = passphrase.withUnsafeBytes({ NFC.normalize($0) }) else { return passphrase }
+        guard normalized.count <= maximumLength else { throw .passphraseTooLong }
+        return normalized
     }
 }

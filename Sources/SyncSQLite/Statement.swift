@@ -102,6 +102,48 @@ public final class Statement {
         }
     }
 
+    /// The storage class of a column value, as SQLite holds it.
+    public enum Storage: Sendable {
+        case null, integer, real, text, blob
+    }
+
+    /// The storage class of column `index` of the current row.
+    public func storage(at index: Int) -> Storage {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+
+    /// Column `index` of the current row as an integer (call when its storage is `.integer`).
+    public func integer(at index: Int) -> Int64 {
+        sqlite3_column_int64(handle, Int32(index))
+    }
+
+    /// Column `index` of the current row as a real (call when its storage is `.real`).
+    public func real(at index: Int) -> Double {
+        sqlite3_column_double(handle, Int32(index))
+    }
+
+    /// Calls `body` with the bytes of column `index` of the current row where SQLite holds them,
+    /// without a copy: the UTF-8 of a text, the bytes of a blob (call when its storage is `.text`
+    /// or `.blob`). The pointer is valid only inside `body`.
+    ///
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    public func withBytes<R, E: Error>(at index: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let i = Int32(index)
+        // The pointer first, then the length: reading the length first could convert the value.
+        let pointer: UnsafeRawPointer? =
+            sqlite3_column_type(handle, i) == SQLITE_TEXT
+            ? UnsafeRawPointer(sqlite3_column_text(handle, i)) : sqlite3_column_blob(handle, i)
+        let count = Int(sqlite3_column_bytes(handle, i))
+        return try body(UnsafeRawBufferPointer(start: count > 0 ? pointer : nil, count: count > 0 && pointer != nil ? count : 0))
+    }
+
     /// The current row as an array of values.
     public func row() -> [SQLValue] {
         (0..<columnCount).map { value(at: $0) }

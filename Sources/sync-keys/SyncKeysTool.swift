@@ -4,7 +4,7 @@ import SyncCLI
 
 /// `sync-keys`: key management for a CipherSync store. Every command is a thin layer over
 /// `StoreKeys` (SyncKeyMaintenance) and SyncCLI; the README's "Keys and rotation" section is its manual.
-@main
+/// `main.swift` runs it through `CommandRunner`.
 struct SyncKeysTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync-keys",
@@ -18,10 +18,6 @@ struct SyncKeysTool: AsyncParsableCommand {
         subcommands: [
             Init.self, Status.self, ChangePassphrase.self, Rotate.self, Verify.self, Encrypt.self, AddRecoveryKey.self,
         ])
-
-    static func main() async {
-        await CommandRunner.main(Self.self, toolName: "sync-keys")
-    }
 }
 
 /// The `--store PATH` option every command takes.

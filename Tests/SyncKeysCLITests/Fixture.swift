@@ -25,9 +25,9 @@ struct Fixture {
     /// The environment that hands the passphrase to the tool.
     var passphraseEnvironment: [String: String?] { ["CIPHERSYNC_PASSPHRASE": passphrase] }
 
-    /// `sync-keys init` with a fresh passphrase.
-    static func create(profile: String = "insecure-test") throws -> Fixture {
-        let fixture = Fixture(directory: StoreDirectory(try TemporaryDirectory(prefix: "sync-keys")), passphrase: makePassphrase())
+    /// `sync-keys init` with `passphrase` (a fresh one by default).
+    static func create(profile: String = "insecure-test", passphrase: String = makePassphrase()) throws -> Fixture {
+        let fixture = Fixture(directory: StoreDirectory(try TemporaryDirectory(prefix: "sync-keys")), passphrase: passphrase)
         let result = try CLI.run(
             ["init", "--store", fixture.database.path, "--profile", profile], environment: fixture.passphraseEnvironment)
         try #require(result.exitCode == 0, "\(result)")

@@ -3,18 +3,49 @@ import SyncCLI
 import SyncKeyMaintenance
 import SyncKeys
 import Testing
+import ArgumentParser
 
 /// The shared CLI module in-process: secrets from the environment and descriptors, exit codes.
 @Suite(.serialized) struct SyncCLITests {
-    @Test func environmentSecretsAreTakenOutOfTheEnvironmentAndHandedOutOnce() {
-        let name = "CIPHERSYNC_TEST_SECRET_\(UInt32.random(in: 0...UInt32.max))"
+    @Test func environmentSecretsAreMovedOutOfTheBlockWipedAndHandedOutOnce() throws {
+        // A block made here, shaped like `environ`: the test process's own environment is never
+        // changed (other suites read it while they spawn processes).
+        let name = "CIPHERSYNC_TEST_SECRET", other = "CIPHERSYNC_TEST_OTHER"
+        let value = makePassphrase(), otherValue = makePassphrase()
+        let texts = ["HOME=/root", "\(name)X=decoy", "\(name)=\(value)", "LANG=C.UTF-8", "\(other)=\(otherValue)", "\(name)=second"]
+        let strings = texts.map { strdup($0) }
+        defer { for string in strings { free(string) } }
+        let block = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: strings.count + 1)
+        defer { block.deallocate() }
+        for (index, string) in strings.enumerated() { block[index] = string }
+        block[strings.count] = nil
+
+        let environment = SecretEnvironment()
+        environment.capture([name, other], from: block)
+        var left: [String] = []
+        var index = 0
+        while let entry = block[index] {
+            left.append(String(cString: entry))
+            index += 1
+        }
+        #expect(left == ["HOME=/root", "\(name)X=decoy", "LANG=C.UTF-8"], "the captured entries are gone, the others kept in order")
+        for (text, string) in zip(texts, strings) where text.hasPrefix("\(name)=") || text.hasPrefix("\(other)=") {
+            let prefix = text.prefix { $0 != "=" }.utf8.count + 1
+            let wiped = UnsafeRawBufferPointer(start: try #require(string) + prefix, count: text.utf8.count - prefix)
+            #expect(wiped.allSatisfy { $0 == 0 }, "the value's bytes are overwritten in place")
+        }
+        #expect(environment.take(name) == SecretBytes(Array(value.utf8)), "the first value is kept")
+        #expect(environment.take(name) == nil, "handed out once")
+        environment.discardAll()
+        #expect(environment.take(other) == nil, "what was not taken is dropped")
+    }
+
+    @Test func aPassphraseIsReadFromTheCapturedEnvironmentWhenNoFileOrDescriptorIsGiven() throws {
         let value = makePassphrase()
-        setenv(name, value, 1)
-        SecretEnvironment.captureAndClear([name])
-        #expect(getenv(name) == nil)
-        #expect(ProcessInfo.processInfo.environment[name] == nil)
-        #expect(SecretEnvironment.take(name) == SecretBytes(Array(value.utf8)))
-        #expect(SecretEnvironment.take(name) == nil)
+        let environment = SecretEnvironment([SecretEnvironment.passphrase: SecretBytes(Array(value.utf8))])
+        let options = try PassphraseOptions.parse([])
+        #expect(try options.read(prompt: "unused", environment: environment) == SecretBytes(Array(value.utf8)))
+        #expect(environment.take(SecretEnvironment.passphrase) == nil, "the reader took it")
     }
 
     @Test func aSecretLineEndsAtTheFirstNewlineAndLeavesTheRestUnread() throws {

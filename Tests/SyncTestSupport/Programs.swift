@@ -106,7 +106,7 @@ public struct BuiltTool: Sendable {
         _ arguments: [String], environment: [String: String?] = [:], stdin: [UInt8] = [],
         descriptors: [Int32: [UInt8]] = [:], prefix: [String] = []
     ) throws -> ToolResult {
-        let child = try spawn(arguments, environment: environment, stdin: stdin, descriptors: descriptors, prefix: prefix)
+        let child = try start(arguments, environment: environment, stdin: stdin, descriptors: descriptors, prefix: prefix)
         return child.wait()
     }
 
@@ -115,7 +115,7 @@ public struct BuiltTool: Sendable {
     public func run(
         _ arguments: [String], environment: [String: String?] = [:], stdin: [UInt8] = []
     ) async throws -> ToolResult {
-        let child = try spawn(arguments, environment: environment, stdin: stdin, descriptors: [:], prefix: [])
+        let child = try start(arguments, environment: environment, stdin: stdin, descriptors: [:], prefix: [])
         return await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: child.wait()) }.start()
         }
@@ -137,12 +137,23 @@ public struct BuiltTool: Sendable {
         }
     }
 
+    /// Starts the tool and returns at once; the caller waits for it (``RunningTool/wait()``).
+    ///
+    /// - Parameters: As ``run(_:environment:stdin:descriptors:prefix:)``.
+    /// - Returns: The running process.
+    public func start(
+        _ arguments: [String], environment: [String: String?] = [:], stdin: [UInt8] = [],
+        descriptors: [Int32: [UInt8]] = [:], prefix: [String] = []
+    ) throws -> RunningTool {
+        try spawn(arguments, environment: environment, stdin: stdin, descriptors: descriptors, prefix: prefix)
+    }
+
     private func spawn(
         _ arguments: [String], environment: [String: String?], stdin: [UInt8], descriptors: [Int32: [UInt8]], prefix: [String]
-    ) throws -> Child {
+    ) throws -> RunningTool {
         let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tool-io-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        let child = Child(scratch: scratch)
+        let child = RunningTool(scratch: scratch)
 
         var env = baseEnvironment
         for (key, value) in environment { env[key] = value }
@@ -184,30 +195,5 @@ public struct BuiltTool: Sendable {
         }
         child.pid = pid
         return child
-    }
-
-    /// A spawned process whose output goes to two files in a scratch directory.
-    private final class Child: @unchecked Sendable {
-        let scratch: URL
-        var pid: pid_t = 0
-        var outPath: String { scratch.appendingPathComponent("out").path }
-        var errPath: String { scratch.appendingPathComponent("err").path }
-
-        init(scratch: URL) { self.scratch = scratch }
-
-        func removeScratch() { try? FileManager.default.removeItem(at: scratch) }
-
-        func wait() -> ToolResult {
-            defer { removeScratch() }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-            let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-            let signal = status & 0x7F
-            if signal == 0 {
-                return ToolResult(exitCode: (status >> 8) & 0xFF, signal: nil, stdout: stdout, stderr: stderr)
-            }
-            return ToolResult(exitCode: nil, signal: signal, stdout: stdout, stderr: stderr)
-        }
     }
 }
