@@ -46,11 +46,15 @@ extension TableStorageError: HTTPResponseError {
 /// JSON responses with the protocol's headers.
 enum JSONResponse {
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        make(bytes: try JSONCoding.encode(value), status: status, headers: headers)
+    }
+
+    /// A response whose body is `bytes`, JSON already.
+    static func make(bytes: some Sequence<UInt8>, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
         fields[.cacheControl] = "no-cache"
-        let data = try JSONCoding.encode(value)
-        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// A single item, with its version as a quoted `ETag`.
