@@ -26,6 +26,9 @@ public struct TableError: HTTPResponseError, Sendable {
     static func badRequest(_ message: String) -> TableError { TableError(.badRequest, message) }
     static let unauthorized = TableError(.unauthorized, "Unauthorized")
     static func notFound(_ message: String = "The item does not exist") -> TableError { TableError(.notFound, message) }
+    static func contentTooLarge(limit: Int) -> TableError {
+        TableError(.contentTooLarge, "The request body is larger than the limit of \(limit) bytes")
+    }
     static let missingAPIVersion = TableError(
         .badRequest,
         "An invalid API version was specified in the request, this request needs to specify a ZUMO-API-VERSION of 2.0.0.")
