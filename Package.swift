@@ -66,7 +66,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-            ]),
+            ],
+            // The OpenAPI document of the tables API, compiled into the server (GET /openapi.json).
+            resources: [.embedInCode("Resources/openapi.json")]),
 
         .target(name: "SyncCLI", dependencies: [
             "SyncKeys", "SyncKeyMaintenance", .product(name: "ArgumentParser", package: "swift-argument-parser"),

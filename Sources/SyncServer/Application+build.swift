@@ -5,7 +5,8 @@ import NIOCore
 import ServiceLifecycle
 import SyncWire
 
-/// Builds the router: `GET /health` and the tables routes over `storage`.
+/// Builds the router: `GET /health`, `GET /openapi.json` (the API's OpenAPI document, which
+/// describes every route added here) and the tables routes over `storage`.
 ///
 /// - Parameters:
 ///   - storage: Where the tables are.
@@ -15,6 +16,7 @@ public func buildRouter(storage: any TableStorage, configuration: ServerConfigur
     let router = Router(context: ServerRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }
+    router.get("openapi.json") { _, _ in OpenAPIDocument.response() }
     let service = TableService(storage: storage, softDelete: configuration.softDelete)
     TableController(service: service, configuration: configuration).addRoutes(to: router)
     return router

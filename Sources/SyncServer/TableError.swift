@@ -41,6 +41,9 @@ public struct TableError: HTTPResponseError, Sendable {
     static func badRequest(_ message: String) -> TableError { TableError(.badRequest, message) }
     static let unauthorized = TableError(.unauthorized, "Unauthorized")
     static func notFound(_ message: String = "The item does not exist") -> TableError { TableError(.notFound, message) }
+    static func contentTooLarge(limit: Int) -> TableError {
+        TableError(.contentTooLarge, "The request body is larger than the limit of \(limit) bytes")
+    }
     static let missingAPIVersion = TableError(
         .badRequest,
         "An invalid API version was specified in the request, this request needs to specify a ZUMO-API-VERSION of 2.0.0.")
@@ -61,11 +64,15 @@ extension TableStorageError: HTTPResponseError {
 /// JSON responses with the protocol's headers.
 enum JSONResponse {
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        make(bytes: try JSONCoding.encode(value), status: status, headers: headers)
+    }
+
+    /// A response whose body is `bytes`, JSON already.
+    static func make(bytes: some Sequence<UInt8>, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
         fields[.cacheControl] = "no-cache"
-        let data = try JSONCoding.encode(value)
-        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// A single item, with its version as a quoted `ETag`.

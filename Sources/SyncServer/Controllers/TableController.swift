@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import SyncWire
 
 /// The routes of the tables protocol (G2): `/tables/{table}` and `/tables/{table}/{id}`.
@@ -110,11 +111,16 @@ struct TableController: Sendable {
         return id
     }
 
-    /// The request body as a JSON object, at most `maxBodySize` bytes (413 beyond). The body must
-    /// be strict RFC 8259 JSON (``JSONParser``): anything else is a 400 naming the reason and the
-    /// byte offset, never the body's text.
+    /// The request body as a JSON object, at most `maxBodySize` bytes (413 with a JSON message
+    /// beyond). The body must be strict RFC 8259 JSON (``JSONParser``): anything else is a 400
+    /// naming the reason and the byte offset, never the body's text.
     private func body(_ request: Request) async throws -> JSONObject {
-        let buffer = try await request.body.collect(upTo: configuration.maxBodySize)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.maxBodySize)
+        } catch is NIOTooManyBytesError {
+            throw TableError.contentTooLarge(limit: configuration.maxBodySize)
+        }
         do {
             return try buffer.withUnsafeReadableBytes { try JSONParser.parseObject($0) }
         } catch let error as JSONError where error.reason == .notAnObject {
