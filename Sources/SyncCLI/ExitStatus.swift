@@ -53,11 +53,17 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     /// One line saying what is wrong and what to do.
     public var message: String
 
+    /// An error.
+    ///
+    /// - Parameters:
+    ///   - status: The exit status.
+    ///   - message: One line, with no secret in it.
     public init(_ status: ExitStatus, _ message: String) {
         self.status = status
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 
     /// Bad input: exit status 2.

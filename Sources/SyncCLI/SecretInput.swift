@@ -8,17 +8,23 @@ public import SyncKeys
 /// `CIPHERSYNC_PASSPHRASE` (cleared at start-up), then a prompt without echo when standard input
 /// is a terminal. A secret is never taken from the command line itself.
 public struct PassphraseOptions: ParsableArguments, Sendable {
+    /// The file whose first line is the passphrase (`--passphrase-file`).
     @Option(name: .customLong("passphrase-file"), help: ArgumentHelp(
         "Read the passphrase from the first line of this file.", valueName: "path"))
     public var file: String?
 
+    /// The open descriptor whose first line is the passphrase (`--passphrase-fd`).
     @Option(name: .customLong("passphrase-fd"), help: ArgumentHelp(
         "Read the passphrase from the first line of this open file descriptor (0 for standard input).",
         valueName: "n"))
     public var descriptor: Int32?
 
+    /// The options with their defaults (ArgumentParser fills them).
     public init() {}
 
+    /// Refuses a file and a descriptor given together.
+    ///
+    /// - Throws: `ValidationError`.
     public func validate() throws {
         if file != nil && descriptor != nil {
             throw ValidationError("Give the passphrase with --passphrase-file or --passphrase-fd, not both.")
@@ -44,16 +50,22 @@ public struct PassphraseOptions: ParsableArguments, Sendable {
 /// The options for a *new* passphrase: `--new-passphrase-file`, `--new-passphrase-fd`, the
 /// environment variable `CIPHERSYNC_NEW_PASSPHRASE`, or a prompt asked twice.
 public struct NewPassphraseOptions: ParsableArguments, Sendable {
+    /// The file whose first line is the new passphrase (`--new-passphrase-file`).
     @Option(name: .customLong("new-passphrase-file"), help: ArgumentHelp(
         "Read the new passphrase from the first line of this file.", valueName: "path"))
     public var file: String?
 
+    /// The open descriptor whose first line is the new passphrase (`--new-passphrase-fd`).
     @Option(name: .customLong("new-passphrase-fd"), help: ArgumentHelp(
         "Read the new passphrase from the first line of this open file descriptor.", valueName: "n"))
     public var descriptor: Int32?
 
+    /// The options with their defaults (ArgumentParser fills them).
     public init() {}
 
+    /// Refuses a file and a descriptor given together.
+    ///
+    /// - Throws: `ValidationError`.
     public func validate() throws {
         if file != nil && descriptor != nil {
             throw ValidationError("Give the new passphrase with --new-passphrase-file or --new-passphrase-fd, not both.")

@@ -2,10 +2,15 @@ public import Foundation
 
 /// The system properties of the Mobile Apps (G2) protocol: the server owns them.
 public enum SystemProperty {
+    /// The item's id: any string the client chooses, one item whatever its ASCII case.
     public static let id = "id"
+    /// When the server first stored the item.
     public static let createdAt = "createdAt"
+    /// When the server last changed the item: the order of incremental pulls.
     public static let updatedAt = "updatedAt"
+    /// The server's opaque version of the item, sent back in `If-Match`.
     public static let version = "version"
+    /// Whether the item is soft-deleted on the server.
     public static let deleted = "deleted"
 
     /// The properties a client strips from request bodies (`version` travels in `If-Match`).
@@ -17,14 +22,23 @@ public enum SystemProperty {
 
 /// Header and query names of the wire protocol.
 public enum WireHeader {
+    /// The header (or query parameter) naming the protocol version.
     public static let apiVersion = "ZUMO-API-VERSION"
+    /// The protocol version spoken here (G2).
     public static let apiVersionValue = "2.0.0"
+    /// The header naming the client features in use (`OL` offline, `TT` typed table, …).
     public static let features = "X-ZUMO-FEATURES"
+    /// The header naming the client SDK and its version.
     public static let sdkVersion = "X-ZUMO-VERSION"
+    /// The header carrying the app installation's id.
     public static let installationID = "X-ZUMO-INSTALLATION-ID"
+    /// The header carrying the sign-in token.
     public static let auth = "X-ZUMO-AUTH"
+    /// The header of a conditional update, delete or undelete.
     public static let ifMatch = "If-Match"
+    /// The header carrying an item's version.
     public static let eTag = "ETag"
+    /// The header pointing at the next page of a list.
     public static let link = "Link"
     /// The query parameter that asks for soft-deleted rows.
     public static let includeDeleted = "__includeDeleted"

@@ -12,9 +12,13 @@ public final class TodoDevice: Sendable {
     public static let queryID = "allTodoItems"
     static let installationKey = "todo.installationId"
 
+    /// The device's store (encrypted unless opened plain).
     public let store: SQLiteStore
+    /// The sync context over the store.
     public let context: SyncContext
+    /// The client for the server.
     public let client: MobileServiceClient
+    /// The `todoItem` table.
     public let table: SyncTable
 
     init(store: SQLiteStore, context: SyncContext, client: MobileServiceClient, table: SyncTable) {
