@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         // Only the tests name swift-crypto themselves: they generate RSA key pairs.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
+        // PostgreSQL storage for the server (sync-server --database postgres://…).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -64,6 +67,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
 
         .target(name: "SyncCLI", dependencies: [
@@ -93,8 +98,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The server workloads start servers in-process and, without a URL, a private PostgreSQL
+        // cluster as the tests do (SyncTestSupport's PostgresCluster).
         .executableTarget(name: "sync-bench", dependencies: [
-            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer", "SyncTestSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"),
         ]),
 
         // MARK: Test support (not a product)
@@ -111,11 +119,12 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport",
+                "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport", "SyncClient", "SyncStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(name: "SyncStoreTests", dependencies: [
             "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
