@@ -120,7 +120,7 @@ import Testing
                 }
             default:
                 let filter = ODataQuery.encode("owner eq '\(owner)' and n ge \(value - 500)")
-                reply = try await client.send(.get, server, "/tables/\(table)?$filter=\(filter)&$orderby=n desc&$top=20")
+                reply = try await client.send(.get, server, "/tables/\(table)?$filter=\(filter)&$orderby=n%20desc&$top=20")
                 expected = [200]
                 if reply.status == .ok, reply.array.contains(where: { $0["owner"]?.stringValue != owner }) {
                     outcome.unexpected.append("a read of \(owner) returned another owner's row")

@@ -19,9 +19,19 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Runs of each workload; the median is reported.") var runs = 5
     @Flag(help: "Also time the key derivation of every production key profile.") var keyDerivation = false
     @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Measure the server instead: a mixed load on SQLite and PostgreSQL (1 and 2 instances), and a full pull.")
+    var server = false
+    @Option(help: "With --server: concurrent clients.") var clients = 50
+    @Option(help: "With --server: requests per client.") var operations = 300
+    @Option(help: "With --server: items of the full pull.") var serverPullItems = 100_000
+    @Option(help: ArgumentHelp(
+        "With --server: the PostgreSQL to use, postgres://USER@HOST[:PORT][/DB] (PGPASSWORD for a password); else a private cluster.",
+        valueName: "url"))
+    var postgresURL: String?
 
     func validate() throws {
         guard offlineItems > 0, pulledItems > 0, runs > 0 else { throw ValidationError("counts must be positive") }
+        guard clients > 0, operations > 0, serverPullItems > 0 else { throw ValidationError("counts must be positive") }
     }
 
     struct Result: Codable {
@@ -32,6 +42,12 @@ struct SyncBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if server {
+            let workloads = ServerWorkloads(clients: clients, operationsPerClient: operations, pulledItems: serverPullItems, postgresURL: postgresURL)
+            let results = try await workloads.run()
+            print(json ? String(decoding: try JSONEncoder().encode(results), as: UTF8.self) : ServerWorkloads.report(results, clients: clients))
+            return
+        }
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("sync-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: directory) }
