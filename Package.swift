@@ -34,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // Only the tests name swift-crypto themselves: they generate RSA key pairs.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
+        // PostgreSQL storage for the server (sync-server --database postgres://…).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -66,6 +69,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // The OpenAPI document of the tables API, compiled into the server (GET /openapi.json).
             resources: [.embedInCode("Resources/openapi.json")]),
@@ -97,8 +102,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The server workloads start servers in-process and, without a URL, a private PostgreSQL
+        // cluster as the tests do (SyncTestSupport's PostgresCluster).
         .executableTarget(name: "sync-bench", dependencies: [
-            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer",
+            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer", "SyncTestSupport",
             .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -117,11 +124,12 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport",
+                "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport", "SyncClient", "SyncStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(name: "SyncStoreTests", dependencies: [
             "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",

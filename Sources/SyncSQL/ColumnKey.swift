@@ -8,7 +8,9 @@ import SyncWire
 /// strings do (canonical equivalence, the rule `JSONObject` keys follow), so any two names
 /// SQLite takes as one column have equal keys.
 public struct ColumnKey: Sendable, Hashable {
-    private let folded: String
+    /// The name with its ASCII letters lowercased (and no other change): the text a database
+    /// can key the name by.
+    public let folded: String
 
     /// The key of the column name `name`.
     public init(_ name: String) {

@@ -6,8 +6,8 @@ public import SyncWire
 ///
 /// Support for an engine is one type conforming to this protocol: ``SQLiteDialect`` for SQLite
 /// (the local store's SQLCipher and the server's sqlite-nio); a PostgreSQL dialect fills in the
-/// same requirements (`$1` placeholders, `TRUE`/`FALSE`, `LIMIT ALL`, `position`/`ILIKE`,
-/// `EXTRACT`, `floor`/`ceil`).
+/// same requirements in ``PostgresDialect`` (`$1` placeholders, `TRUE`/`FALSE`, `LIMIT ALL`,
+/// `strpos`, `NULLS FIRST`).
 ///
 /// The meaning each spelling must have is the protocol's, not the engine's (see each
 /// requirement), so a query returns the same rows on every engine.
@@ -54,7 +54,8 @@ public protocol SQLDialect: Sendable {
 
     /// An operand of a comparison (`eq ne gt ge lt le`) with the `id` column, spelled so that
     /// ids compare **without regard to the case of ASCII letters** (and of no other letters):
-    /// `id eq 'ONE'` finds `one`. Both operands of such a comparison are passed through it.
+    /// `id eq 'ONE'` finds `one`. Both operands of such a comparison are passed through it, and
+    /// so is the `id` column in `ORDER BY` (ids sort as they compare).
     ///
     /// SQLite returns the operand unchanged: a table whose ids fold declares its `id` column
     /// `COLLATE NOCASE`, which folds ASCII letters only, and SQLite compares with the column's
@@ -64,4 +65,59 @@ public protocol SQLDialect: Sendable {
     /// - Parameter operand: The translated operand (the column or the other side).
     /// - Returns: The operand as compared.
     func foldedID(_ operand: SQLFragment) -> SQLFragment
+
+    /// A term of `ORDER BY`: the column and its direction, with `NULL` ordered as **the least
+    /// value** (first ascending, last descending), as SQLite orders it.
+    ///
+    /// - Parameters:
+    ///   - column: The quoted column.
+    ///   - ascending: The direction.
+    /// - Returns: The term, such as `"n" DESC`.
+    func order(_ column: SQLFragment, ascending: Bool) -> SQLFragment
+
+    /// An arithmetic operation (`add sub mul div mod`), its operands already translated, with
+    /// SQLite's meanings: `div` of two integers truncates, and a division or remainder by zero
+    /// is `NULL`; `mod` takes both operands' integer parts (`5.5 mod 2` is 1) and its sign is
+    /// the dividend's.
+    ///
+    /// - Parameters:
+    ///   - op: One of `add`, `sub`, `mul`, `div`, `mod`.
+    ///   - lhs: The left operand.
+    ///   - rhs: The right operand.
+    /// - Returns: The operation's SQL.
+    func arithmetic(_ op: BinaryOperator, _ lhs: SQLFragment, _ rhs: SQLFragment) -> SQLFragment
+}
+
+extension SQLDialect {
+    /// `column ASC` or `column DESC`: engines that order `NULL` as the least value need no more.
+    public func order(_ column: SQLFragment, ascending: Bool) -> SQLFragment {
+        "\(inline: column) \(inline: SQLFragment(raw: ascending ? "ASC" : "DESC"))"
+    }
+
+    /// `lhs op rhs` with the operator's usual symbol, for engines whose operators already have
+    /// SQLite's meanings.
+    public func arithmetic(_ op: BinaryOperator, _ lhs: SQLFragment, _ rhs: SQLFragment) -> SQLFragment {
+        "\(lhs) \(inline: SQLFragment(raw: op.sqlSymbol)) \(rhs)"
+    }
+}
+
+extension BinaryOperator {
+    /// The operator's SQL symbol: `=`, `<>`, `+`, `AND`…
+    var sqlSymbol: String {
+        switch self {
+        case .or: return "OR"
+        case .and: return "AND"
+        case .eq: return "="
+        case .ne: return "<>"
+        case .gt: return ">"
+        case .ge: return ">="
+        case .lt: return "<"
+        case .le: return "<="
+        case .add: return "+"
+        case .sub: return "-"
+        case .mul: return "*"
+        case .div: return "/"
+        case .mod: return "%"
+        }
+    }
 }

@@ -91,23 +91,8 @@ extension SQLTranslator {
             left = dialect.foldedID(left)
             right = dialect.foldedID(right)
         }
-        let symbol: String
-        switch op {
-        case .or: symbol = "OR"
-        case .and: symbol = "AND"
-        case .eq: symbol = "="
-        case .ne: symbol = "<>"
-        case .gt: symbol = ">"
-        case .ge: symbol = ">="
-        case .lt: symbol = "<"
-        case .le: symbol = "<="
-        case .add: symbol = "+"
-        case .sub: symbol = "-"
-        case .mul: symbol = "*"
-        case .div: symbol = "/"
-        case .mod: symbol = "%"
-        }
-        return "\(left) \(inline: SQLFragment(raw: symbol)) \(right)"
+        if [.add, .sub, .mul, .div, .mod].contains(op) { return dialect.arithmetic(op, left, right) }
+        return "\(left) \(inline: SQLFragment(raw: op.sqlSymbol)) \(right)"
     }
 
     /// Whether `expression` is the `id` column.

@@ -73,14 +73,14 @@ public struct SQLTranslator: Sendable {
         let selection = try query.selection.map { (name) throws(QueryError) in try column(name) }
         var sql: SQLFragment = "SELECT \(inline: selection.isEmpty ? "*" : .joined(selection, separator: ", ")) FROM \(identifier: table)"
         try appendWhere(&sql, query.filter, extraFilter)
-        var terms = try query.orderBy.map { (term) throws(QueryError) -> SQLFragment in
-            var sql = try column(term.member)
-            sql.append(raw: term.ascending ? " ASC" : " DESC")
-            return sql
-        }
+        // Ids are ordered as they compare: folded as the dialect folds them.
         let idKey = ColumnKey(SystemProperty.id)
+        var terms = try query.orderBy.map { (term) throws(QueryError) -> SQLFragment in
+            let sql = try column(term.member)
+            return dialect.order(ColumnKey(term.member) == idKey ? dialect.foldedID(sql) : sql, ascending: term.ascending)
+        }
         if !query.orderBy.contains(where: { ColumnKey($0.member) == idKey }), let id = index.column(named: SystemProperty.id) {
-            terms.append("\(identifier: id) ASC")
+            terms.append(dialect.order(dialect.foldedID("\(identifier: id)"), ascending: true))
         }
         if !terms.isEmpty {
             sql.append(raw: " ORDER BY ")

@@ -42,6 +42,7 @@ private func health(_ storage: any TableStorage, logger: Logger) async throws ->
 public func openStorage(_ configuration: ServerConfiguration) async throws -> any TableStorage {
     switch configuration.database {
     case .memory, .sqlite: return try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger)
+    case .postgres(let settings): return try await PostgresTableStorage.open(settings, logger: configuration.logger)
     }
 }
 

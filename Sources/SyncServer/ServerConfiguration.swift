@@ -9,6 +9,8 @@ public struct ServerConfiguration: Sendable {
         case sqlite(path: String)
         /// An SQLite database in memory, gone when the server stops.
         case memory
+        /// A PostgreSQL database, which several server instances can share.
+        case postgres(PostgresSettings)
     }
 
     /// The address to listen on (`127.0.0.1` by default).

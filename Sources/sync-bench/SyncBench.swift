@@ -52,6 +52,15 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Store workload: items written through the offline table.") var offlineItems = 1_000
     @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
     @Flag(help: "Print JSON: one object per workload and store kind.") var json = false
+    @Flag(help: "Measure the server instead: a mixed load on SQLite and PostgreSQL (1 and 2 instances), and a full pull.")
+    var server = false
+    @Option(help: "With --server: concurrent clients.") var clients = 50
+    @Option(help: "With --server: requests per client.") var requestsPerClient = 300
+    @Option(help: "With --server: items of the full pull.") var serverPullItems = 100_000
+    @Option(help: ArgumentHelp(
+        "With --server: the PostgreSQL to use, postgres://USER@HOST[:PORT][/DB] (PGPASSWORD for a password); else a private cluster.",
+        valueName: "url"))
+    var postgresURL: String?
 
     /// The workloads `sync-bench` can run, in the order they run and are printed.
     enum Workload: String, CaseIterable {
@@ -69,7 +78,7 @@ struct SyncBench: AsyncParsableCommand {
 
     func validate() throws {
         guard items > 0, operations > 0, runs > 0, pullRuns > 0, pushRuns > 0, storeMegabytes > 0, offlineItems > 0, pulledItems > 0,
-            (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0
+            (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0, clients > 0, requestsPerClient > 0, serverPullItems > 0
         else { throw ValidationError("counts must be positive") }
         _ = try selection()
     }
@@ -89,6 +98,13 @@ struct SyncBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if server {
+            let workloads = ServerWorkloads(
+                clients: clients, operationsPerClient: requestsPerClient, pulledItems: serverPullItems, postgresURL: postgresURL)
+            let results = try await workloads.run()
+            print(json ? String(decoding: try JSONEncoder().encode(results), as: UTF8.self) : ServerWorkloads.report(results, clients: clients))
+            return
+        }
         let selected = try selection()
         let startLoad = loadAverage
         ChildRegistry.shared.installSignalHandlers()

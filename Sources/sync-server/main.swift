@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import SyncServer
 import SyncWire
+import Synchronization
 import UnixSignals
 
 /// `sync-server`: the reference backend of the tables protocol.
@@ -15,7 +16,13 @@ struct SyncServerCommand: AsyncParsableCommand {
 
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 8080
-    @Option(help: "Where to store tables: sqlite:PATH or memory.") var database = "memory"
+    @Option(help: "Where to store tables: sqlite:PATH, memory, or postgres://USER@HOST[:PORT][/DB] (no password in it).")
+    var database = "memory"
+    @Option(help: ArgumentHelp(
+        "With postgres://: the database password, from the first line of this file (else PGPASSWORD).", valueName: "path"))
+    var databasePasswordFile: String?
+    @Option(help: ArgumentHelp("With postgres://: the most connections to the database.", valueName: "n"))
+    var databasePoolSize = PostgresSettings.defaultPoolSize
     @Option(help: "The most items in one response.") var pageSize = 50
     @Option(help: "The largest $top accepted; 0 accepts any.") var maxTop = 1000
     @Flag(inversion: .prefixedNo, help: "Keep deleted rows marked deleted (for incremental pulls).") var softDelete = true
@@ -51,9 +58,16 @@ struct SyncServerCommand: AsyncParsableCommand {
     }
 
     func parsedDatabase() throws -> ServerConfiguration.Database {
+        let isPostgres = database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+        if !isPostgres, databasePasswordFile != nil { throw ValidationError("--database-password-file needs a postgres:// --database") }
         if database == "memory" { return .memory }
         if database.hasPrefix("sqlite:"), database.count > 7 { return .sqlite(path: String(database.dropFirst(7))) }
-        throw ValidationError("--database must be sqlite:PATH or memory")
+        guard isPostgres else { throw ValidationError("--database must be sqlite:PATH, memory or postgres://USER@HOST[:PORT][/DB]") }
+        do {
+            return .postgres(try PostgresSettings(url: database, password: try DatabasePassword.read(file: databasePasswordFile), poolSize: databasePoolSize))
+        } catch {
+            throw ValidationError("\(error)")
+        }
     }
 
     func parsedPerUserTables() throws -> PerUserTables {
@@ -129,6 +143,31 @@ struct SyncServerCommand: AsyncParsableCommand {
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         try await storage.close()
+    }
+}
+
+/// The database password: the first line of `--database-password-file`, else `PGPASSWORD`,
+/// which is removed from the environment once read (so no child process or later reader sees
+/// it). Read once: `validate()` and `run()` get the same value.
+enum DatabasePassword {
+    private static let environment = Mutex<String??>(nil)
+
+    static func read(file: String?) throws -> String? {
+        if let file {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw ValidationError("cannot read --database-password-file \(file)")
+            }
+            let password = String(text.prefix { $0 != "\n" && $0 != "\r" })
+            guard !password.isEmpty else { throw ValidationError("--database-password-file \(file) has an empty first line") }
+            return password
+        }
+        return environment.withLock { cached in
+            if let cached { return cached }
+            let value = ProcessInfo.processInfo.environment["PGPASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+            unsetenv("PGPASSWORD")
+            cached = .some(value)
+            return value
+        }
     }
 }
 

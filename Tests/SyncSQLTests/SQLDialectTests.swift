@@ -41,7 +41,7 @@ struct NumberedDialect: SQLDialect {
         let statement = try translator.select(query, extraFilter: .binary(.eq, .member("deleted"), .literal(.bool(false))))
         #expect(statement.sql == #"""
             SELECT "id", "text" FROM "t" WHERE ((position(lower(($1)) in lower(("text"))) > 0) AND (("done") = (TRUE)) \#
-            AND (("n") > ($2))) AND (("deleted") = (FALSE)) ORDER BY "n" DESC, "id" ASC LIMIT $3 OFFSET $4
+            AND (("n") > ($2))) AND (("deleted") = (FALSE)) ORDER BY "n" DESC, lower(("id") COLLATE "C") ASC LIMIT $3 OFFSET $4
             """#)
         #expect(statement.arguments == [.text("a"), .integer(3), .integer(10), .integer(20)])
     }
@@ -49,7 +49,7 @@ struct NumberedDialect: SQLDialect {
     @Test func theDialectDecidesPagingWithoutALimit() throws {
         let translator = SQLTranslator(table: "t", columns: columns, dialect: NumberedDialect())
         let statement = try translator.select(QueryDescription(table: "t", skip: 5))
-        #expect(statement.sql == #"SELECT * FROM "t" ORDER BY "id" ASC LIMIT ALL OFFSET $1"#)
+        #expect(statement.sql == #"SELECT * FROM "t" ORDER BY lower(("id") COLLATE "C") ASC LIMIT ALL OFFSET $1"#)
         #expect(statement.arguments == [.integer(5)])
     }
 
@@ -86,7 +86,7 @@ struct NumberedDialect: SQLDialect {
         let translator = SQLTranslator(table: "t", columns: columns, dialect: NumberedDialect(), restriction: owner)
         let query = QueryDescription(table: "t", filter: .binary(.gt, .member("n"), .literal(.int(3))), top: 1)
         let select = try translator.select(query)
-        #expect(select.sql == #"SELECT * FROM "t" WHERE ("$owner" = $1) AND (("n") > ($2)) ORDER BY "id" ASC LIMIT $3 OFFSET $4"#)
+        #expect(select.sql == #"SELECT * FROM "t" WHERE ("$owner" = $1) AND (("n") > ($2)) ORDER BY lower(("id") COLLATE "C") ASC LIMIT $3 OFFSET $4"#)
         #expect(select.arguments == [.text("alice"), .integer(3), .integer(1), .integer(0)])
         #expect(try translator.count(QueryDescription(table: "t")).sql == #"SELECT count(*) FROM "t" WHERE ("$owner" = $1)"#)
         #expect(try translator.delete(QueryDescription(table: "t")).arguments == [.text("alice")])

@@ -18,7 +18,8 @@ import Testing
         return headers
     }
 
-    @Test func eachSignedInUserSeesOnlyTheirOwnRows() async throws {
+    @Test(arguments: StorageFactory.all)
+    func eachSignedInUserSeesOnlyTheirOwnRows(_ factory: StorageFactory) async throws {
         let directory = try TemporaryDirectory(prefix: "jwt-server"); defer { directory.remove() }
         let key = try await TestKey.es256(keyID: "ec-1")
         try jwkSet([key]).write(to: directory.file("keys.json"))
@@ -26,7 +27,7 @@ import Testing
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let configuration = ServerConfiguration(port: 0, authentication: .verifier(verifier), perUserTables: .all, logger: logger)
-        try await TestServer.run(configuration) { server in
+        try await TestServer.run(configuration, storage: factory) { server in
             let claims = ["iss": JSONValue.string("https://id.example")]
             let alice = try key.token(TestClaims.valid(["iss": claims["iss"], "sub": "alice"]))
             let bob = try key.token(TestClaims.valid(["iss": claims["iss"], "sub": "bob"]))

@@ -7,7 +7,7 @@ public import SyncWire
 extension SQLiteTableStorage {
     public func insert(table: String, scope: RowScope, item: JSONObject) async throws -> WriteResult {
         guard let schema = try scoped(table, scope), case .string(let id)? = item[SystemProperty.id] else { return .missing }
-        var values = Self.storable(item, schema)
+        var values = schema.storable(item)
         values[SystemProperty.id] = .string(id)
         values[SystemProperty.version] = .string(RowVersion.make())
         values[SystemProperty.deleted] = .bool(false)
@@ -41,7 +41,7 @@ extension SQLiteTableStorage {
 
     public func update(table: String, id: String, scope: RowScope, values: JSONObject, condition: WriteCondition) async throws -> WriteResult {
         guard let schema = try scoped(table, scope) else { return .missing }
-        var changes = Self.storable(values, schema)
+        var changes = schema.storable(values)
         changes.removeValue(forKey: SystemProperty.id)
         changes[SystemProperty.version] = .string(RowVersion.make())
         var assignments: [SQLFragment] = []
@@ -99,12 +99,5 @@ extension SQLiteTableStorage {
         if let version = condition.version { parts.append("\(identifier: SystemProperty.version) = \(bind: .text(version))") }
         if let deleted = condition.deleted { parts.append("\(identifier: SystemProperty.deleted) = \(bind: .integer(deleted ? 1 : 0))") }
         return .joined(parts, separator: " AND ")
-    }
-
-    /// The properties of `values` the table can store: a `null` property without a column has
-    /// nothing to store and is left out.
-    private static func storable(_ values: JSONObject, _ schema: TableSchema) -> JSONObject {
-        let index = ColumnIndex(schema.columns.keys)
-        return values.filter { name, value in value != .null || index.column(named: name) != nil }
     }
 }

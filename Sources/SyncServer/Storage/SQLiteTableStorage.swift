@@ -52,6 +52,7 @@ public actor SQLiteTableStorage: TableStorage {
         switch database {
         case .memory: storage = .memory
         case .sqlite(let path): storage = .file(path: path)
+        case .postgres: throw NotSQLite()
         }
         let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
         do {
@@ -69,6 +70,9 @@ public actor SQLiteTableStorage: TableStorage {
             throw error
         }
     }
+
+    /// A database that is not SQLite's (open it with its own storage).
+    struct NotSQLite: Error {}
 
     /// A call of the stamp function without a table name (a statement of this file is wrong).
     struct StampArgumentMissing: Error {}
@@ -122,7 +126,7 @@ public actor SQLiteTableStorage: TableStorage {
 
     public func ensureColumns(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) async throws -> TableSchema {
         if let existing = schemas[ColumnKey(table)] {
-            try Self.check(existing, scope)
+            try existing.check(scope)
             if existing.missingColumns(columns).isEmpty { return existing }
         }
         return try await schemaGate.withTurn { try await changeSchema(table, scope: scope, columns) }
@@ -156,28 +160,20 @@ public actor SQLiteTableStorage: TableStorage {
     /// The schema of `table` if it exists, checked against the scope's kind.
     func scoped(_ table: String, _ scope: RowScope) throws -> TableSchema? {
         guard let schema = schemas[ColumnKey(table)] else { return nil }
-        try Self.check(schema, scope)
+        try schema.check(scope)
         return schema
     }
 
-    static func check(_ schema: TableSchema, _ scope: RowScope) throws(TableStorageError) {
-        guard schema.isPerUser == (scope.owner != nil) else { throw .scopeMismatch(table: schema.name) }
-    }
 
     /// The translator of a table's queries, restricted to the scope's owner.
     func translator(_ schema: TableSchema, _ scope: RowScope) -> SQLTranslator {
-        SQLTranslator(table: schema.name, columns: schema.columns, dialect: .sqlite, restriction: Self.ownerCondition(scope))
-    }
-
-    /// `"$owner" = ?` for an owner's scope, `nil` for a shared one.
-    static func ownerCondition(_ scope: RowScope) -> SQLFragment? {
-        scope.owner.map { "\(identifier: TableSchema.ownerColumn) = \(bind: .text($0))" }
+        SQLTranslator(table: schema.name, columns: schema.columns, dialect: .sqlite, restriction: scope.ownerCondition)
     }
 
     /// The condition that finds the row `id` of the scope (the column's collation folds case).
     static func key(_ id: String, _ scope: RowScope) -> SQLFragment {
         let match: SQLFragment = "\(identifier: SystemProperty.id) = \(bind: .text(id))"
-        guard let owner = ownerCondition(scope) else { return match }
+        guard let owner = scope.ownerCondition else { return match }
         return .joined([owner, match], separator: " AND ")
     }
 
@@ -191,7 +187,7 @@ public actor SQLiteTableStorage: TableStorage {
             schemas[key] = try await readSchema(table)
         }
         guard var schema = schemas[key] else { throw TableStorageError.scopeMismatch(table: table) }
-        try Self.check(schema, scope)
+        try schema.check(scope)
         for (name, type) in schema.missingColumns(columns) {
             let sql: SQLFragment = "ALTER TABLE \(identifier: schema.name) ADD COLUMN \(identifier: name) \(inline: SQLFragment(raw: type.rawValue))"
             _ = try await connection.query(sql.statement(in: .sqlite).sql, [])

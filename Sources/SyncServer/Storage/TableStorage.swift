@@ -227,6 +227,31 @@ extension TableSchema {
     }
 }
 
+extension TableSchema {
+    /// Checks that the table is of the scope's kind: per-user for an owner, shared for shared.
+    ///
+    /// - Parameter scope: The scope of a request.
+    /// - Throws: ``TableStorageError/scopeMismatch(table:)`` when it is not.
+    func check(_ scope: RowScope) throws(TableStorageError) {
+        guard isPerUser == (scope.owner != nil) else { throw .scopeMismatch(table: name) }
+    }
+
+    /// The properties of `values` the table can store: a `null` property without a column has
+    /// nothing to store and is left out.
+    func storable(_ values: JSONObject) -> JSONObject {
+        let index = ColumnIndex(columns.keys)
+        return values.filter { name, value in value != .null || index.column(named: name) != nil }
+    }
+}
+
+extension RowScope {
+    /// The condition that restricts a statement to the scope's rows: `"$owner" = ?` for an
+    /// owner's scope, `nil` for a shared one.
+    var ownerCondition: SQLFragment? {
+        owner.map { "\(identifier: TableSchema.ownerColumn) = \(bind: .text($0))" }
+    }
+}
+
 /// What a row must be for a conditional write to happen.
 public struct WriteCondition: Sendable, Hashable {
     /// The version the row must have, or `nil` for any.

@@ -20,7 +20,7 @@ struct StorageFactory: Sendable, CustomStringConvertible {
     }
 
     /// Every storage the server tests run on.
-    static let all: [StorageFactory] = [.sqlite]
+    static let all: [StorageFactory] = [.sqlite, .postgres]
 
     /// The storage of suites that test the HTTP layer rather than the storage.
     static let `default` = StorageFactory.sqlite

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Where a PostgreSQL database is and how to reach it: `postgres://USER@HOST[:PORT][/DB]`, a
+/// password given apart from the URL (a file or `PGPASSWORD`, never the URL or the command
+/// line), the size of the connection pool and whether TLS is required.
+///
+/// Its descriptions never show the password.
+public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// How the connection is encrypted (the URL's `sslmode`).
+    public enum TLSMode: String, Sendable, Hashable {
+        /// No TLS (the default; meant for a database on the loopback or a private network).
+        case disable
+        /// TLS, the server's certificate not verified (libpq's `require`).
+        case require
+        /// TLS, the server's certificate verified against the system's CAs and the host name.
+        case verifyFull = "verify-full"
+    }
+
+    /// The pool size when none is given: twice the cores of a small machine, plus one.
+    public static let defaultPoolSize = 5
+
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port.
+    public var port: Int
+    /// The role to connect as.
+    public var user: String
+    /// The database.
+    public var database: String
+    /// The role's password, or `nil` for a server that asks none (trust, peer).
+    public var password: String?
+    /// The most connections the storage opens.
+    public var poolSize: Int
+    /// How the connection is encrypted.
+    public var tls: TLSMode
+
+    /// Settings read from a URL.
+    ///
+    /// - Parameters:
+    ///   - url: `postgres://USER@HOST[:PORT][/DB][?sslmode=disable|require|verify-full]`; the
+    ///     database defaults to the user's name.
+    ///   - password: The password, read from elsewhere.
+    ///   - poolSize: The most connections, at least 1.
+    /// - Throws: ``PostgresSettingsError`` for a URL that is not of this form, one with a
+    ///   password, or a pool size below 1.
+    public init(url: String, password: String? = nil, poolSize: Int = PostgresSettings.defaultPoolSize) throws(PostgresSettingsError) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "postgres" || scheme == "postgresql"
+        else { throw .malformed("The database URL must be postgres://USER@HOST[:PORT][/DB]") }
+        guard components.password == nil else {
+            throw .malformed(
+                "The database URL must not contain a password: give it with --database-password-file or the PGPASSWORD environment variable")
+        }
+        guard let user = components.user, !user.isEmpty, let host = components.host, !host.isEmpty else {
+            throw .malformed("The database URL must name a user and a host: postgres://USER@HOST[:PORT][/DB]")
+        }
+        guard poolSize >= 1 else { throw .malformed("The database pool size must be at least 1") }
+        var tls = TLSMode.disable
+        for item in components.queryItems ?? [] {
+            guard item.name == "sslmode", let value = item.value, let mode = TLSMode(rawValue: value) else {
+                throw .malformed("The database URL accepts only sslmode=disable, require or verify-full as its query")
+            }
+            tls = mode
+        }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        self.host = host
+        self.port = components.port ?? 5432
+        self.user = user
+        self.database = path.isEmpty ? user : path
+        self.password = password
+        self.poolSize = poolSize
+        self.tls = tls
+    }
+
+    /// The URL without a password: `postgres://user@host:port/database`.
+    public var description: String {
+        "postgres://\(user)@\(host):\(port)/\(database)\(tls == .disable ? "" : "?sslmode=\(tls.rawValue)")"
+    }
+
+    /// As ``description``: no password.
+    public var debugDescription: String { description }
+}
+
+/// A database URL or setting the server cannot use.
+public enum PostgresSettingsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong, and what the server expects.
+    case malformed(String)
+
+    /// The message.
+    public var description: String {
+        switch self {
+        case .malformed(let message): return message
+        }
+    }
+}

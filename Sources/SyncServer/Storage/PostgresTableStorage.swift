@@ -1,0 +1,250 @@
+import Foundation
+public import Logging
+import NIOSSL
+import PostgresNIO
+public import SyncSQL
+public import SyncWire
+import Synchronization
+
+/// Tables in PostgreSQL through vapor/postgres-nio (`PostgresClient`, a pool of connections), for
+/// one server or **several instances over one database**. Every SQL string of this engine lives
+/// in the `PostgresTableStorage` files or comes from `SQLTranslator` in ``PostgresDialect``;
+/// identifiers go through `SQLIdentifier.quote`, values are bound.
+///
+/// How it keeps the ``TableStorage`` contract:
+/// - **Metadata.** The table `__ciphersync_tables` has one row per table: its key (the name with
+///   ASCII letters folded), its name as first written, and its last `updatedAt` stamp. A name
+///   starting with `__` is never a table's, so no table can take it.
+/// - **Write order.** A write is one transaction: it locks its table's metadata row
+///   (`SELECT … FOR UPDATE`, which every writer of the table in every instance takes), takes
+///   `updatedAt = max(now, last + 1 ms)` (``WriteStamp/next(after:now:)``), records it in the row
+///   and writes the item in one statement (`RETURNING *`), then commits, releasing the lock.
+///   Stamps therefore increase in commit order whatever the instances' clocks.
+/// - **Schema.** Tables and columns are created under the same lock, so two instances adding
+///   one column (in any ASCII case) add it once; each instance caches the schema and reloads a
+///   table's when a request names a table or column it does not know (another instance made
+///   it). Column types: text and JSON text `COLLATE "C"` (byte order, as SQLite), integers
+///   `numeric` (an integer column also keeps a fractional number, as SQLite's does), reals
+///   `double precision`, Booleans `boolean`; JSON columns have the domain `__ciphersync_json`.
+/// - **Ids.** A table is keyed by a unique index on `lower(id COLLATE "C")` (ASCII letters
+///   folded and no others, as ``ItemID/sameItem(_:_:)``), owner first for a per-user table;
+///   every lookup and `$filter` comparison uses the same expression.
+/// - **Owners.** A per-user table has the column ``TableSchema/ownerColumn``; every statement of
+///   a scoped call has `"$owner" = $n` in its `WHERE`.
+///
+/// A class whose state (the schema cache) sits behind a `Mutex`; safe to share.
+public final class PostgresTableStorage: TableStorage {
+    let client: PostgresClient
+    let settings: PostgresSettings
+    let logger: Logger
+    let observer: (any WriteObserver)?
+    /// The client's background task; cancelled by ``close()``.
+    private let running: Task<Void, Never>
+    /// Every table known to this instance, by key (ASCII case folded).
+    let schemas = Mutex<[ColumnKey: TableSchema]>([:])
+    /// Whether ``close()`` ran.
+    private let closed = Atomic<Bool>(false)
+
+    /// The longest name PostgreSQL keeps (longer ones are cut, so two could become one).
+    static let maximumNameBytes = 63
+    /// The longest table name: an index name is the table's plus `$updatedAt`.
+    static let maximumTableNameBytes = maximumNameBytes - 10
+    /// How long ``ping()`` waits for an answer.
+    static let pingTimeout: Duration = .seconds(3)
+
+    /// Connects to the database, creates the metadata table and the JSON domain if they are
+    /// missing, and loads the schema.
+    ///
+    /// - Parameters:
+    ///   - settings: Where the database is, the password and the pool size.
+    ///   - logger: Where the driver logs.
+    ///   - observer: Sees the steps of every write (tests); `nil` otherwise.
+    /// - Returns: The open storage.
+    /// - Throws: PostgresNIO's errors (no connection, authentication, permissions).
+    public static func open(
+        _ settings: PostgresSettings, logger: Logger, observer: (any WriteObserver)? = nil
+    ) async throws -> PostgresTableStorage {
+        var configuration = PostgresClient.Configuration(
+            host: settings.host, port: settings.port, username: settings.user, password: settings.password,
+            database: settings.database, tls: try tls(settings.tls))
+        configuration.options.maximumConnections = settings.poolSize
+        configuration.options.connectTimeout = .seconds(5)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let storage = PostgresTableStorage(client: client, settings: settings, logger: logger, observer: observer)
+        do {
+            try await storage.prepareDatabase()
+            try await storage.reloadSchemas()
+            return storage
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+    }
+
+    private init(client: PostgresClient, settings: PostgresSettings, logger: Logger, observer: (any WriteObserver)?) {
+        self.client = client
+        self.settings = settings
+        self.logger = logger
+        self.observer = observer
+        // Started before the first query, as the client requires.
+        running = Task { await client.run() }
+    }
+
+    private static func tls(_ mode: PostgresSettings.TLSMode) throws -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .require:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            return .require(configuration)
+        case .verifyFull: return .require(.makeClientConfiguration())
+        }
+    }
+
+    // MARK: TableStorage
+
+    public func ping() async throws {
+        guard !closed.load(ordering: .acquiring) else { throw PostgresStorageError.closed }
+        let client = self.client
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.query("SELECT 1") }
+            group.addTask {
+                try await Task.sleep(for: Self.pingTimeout)
+                throw PostgresStorageError.noAnswer
+            }
+            defer { group.cancelAll() }
+            _ = try await group.next()
+        }
+    }
+
+    public func tables() async throws -> [TableSchema] {
+        try await reloadSchemas()
+        return schemas.withLock { Array($0.values) }
+    }
+
+    public func schema(of table: String) async throws -> TableSchema? {
+        if let known = schemas.withLock({ $0[ColumnKey(table)] }) { return known }
+        return try await reloadSchema(of: table)
+    }
+
+    public func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] {
+        guard let translated = try await translate(query.table, scope, { (translator) throws(QueryError) in try translator.select(query, extraFilter: extraFilter) }) else {
+            return []
+        }
+        return try await Self.evaluatingFilter { try await rows(translated.0, translated.1) }
+    }
+
+    public func count(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> Int {
+        guard let translated = try await translate(query.table, scope, { (translator) throws(QueryError) in try translator.count(query, extraFilter: extraFilter) }) else { return 0 }
+        return try await Self.evaluatingFilter {
+            let values = try await client.query(Self.query(translated.0)).collect().first.map { Self.values($0) }
+            return values?.first?.1.integerValue.map { Int($0) } ?? 0
+        }
+    }
+
+    public func row(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
+        guard let schema = try await scoped(table, scope) else { return nil }
+        return try await current(schema, id: id, scope: scope)
+    }
+
+    public func close() async throws {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        running.cancel()
+        await running.value
+    }
+
+    // MARK: helpers
+
+    /// The schema of `table` if it exists, checked against the scope's kind.
+    func scoped(_ table: String, _ scope: RowScope) async throws -> TableSchema? {
+        guard let schema = try await schema(of: table) else { return nil }
+        try schema.check(scope)
+        return schema
+    }
+
+    /// A statement of the table's translator, with the schema it was written for; `nil` when the
+    /// table does not exist. A query naming a column this instance does not know reloads the
+    /// table's schema once (another instance may have added it).
+    private func translate(
+        _ table: String, _ scope: RowScope, _ make: (SQLTranslator) throws(QueryError) -> SQLStatement
+    ) async throws -> (SQLStatement, TableSchema)? {
+        guard let schema = try await scoped(table, scope) else { return nil }
+        do {
+            return (try make(translator(schema, scope)), schema)
+        } catch {
+            guard let fresh = try await reloadSchema(of: schema.name), fresh != schema else { throw error }
+            return (try make(translator(fresh, scope)), fresh)
+        }
+    }
+
+    /// The translator of a table's queries, restricted to the scope's owner.
+    func translator(_ schema: TableSchema, _ scope: RowScope) -> SQLTranslator {
+        SQLTranslator(table: schema.name, columns: schema.columns, dialect: .postgres, restriction: scope.ownerCondition)
+    }
+
+    /// The condition that finds the row `id` of the scope: ids compared folded, as the key
+    /// index folds them.
+    static func key(_ id: String, _ scope: RowScope) -> SQLFragment {
+        let dialect = PostgresDialect()
+        let match: SQLFragment = "\(dialect.foldedID("\(identifier: SystemProperty.id)")) = \(dialect.foldedID(.bind(.text(id))))"
+        guard let owner = scope.ownerCondition else { return match }
+        return .joined([owner, match], separator: " AND ")
+    }
+
+    /// The row of the scope with `id`.
+    func current(_ schema: TableSchema, id: String, scope: RowScope) async throws -> JSONObject? {
+        let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
+        return try await rows(sql.statement(in: .postgres), schema).first
+    }
+
+    /// The rows a statement returns, as items (the owner column left out). A column the cached
+    /// schema lacks (another instance added it) reloads the schema first, so its type is known.
+    func rows(_ statement: SQLStatement, _ schema: TableSchema, on connection: PostgresConnection? = nil) async throws -> [JSONObject] {
+        let query = Self.query(statement)
+        let rows: [PostgresRow]
+        if let connection {
+            rows = try await connection.query(query, logger: logger).collect()
+        } else {
+            rows = try await client.query(query).collect()
+        }
+        var schema = schema
+        if let first = rows.first, first.contains(where: { $0.columnName != TableSchema.ownerColumn && schema.columns[$0.columnName] == nil }) {
+            schema = try await reloadSchema(of: schema.name, on: connection) ?? schema
+        }
+        return rows.map { row in
+            var item: JSONObject = [:]
+            for (name, value) in Self.values(row) where name != TableSchema.ownerColumn {
+                item[name] = JSONValue(sql: value, type: schema.columns[name])
+            }
+            return item
+        }
+    }
+
+    /// Runs a query whose filter came from a request: an error PostgreSQL raises while
+    /// evaluating it (a type it cannot compare, a number out of range, a negative length) is the
+    /// filter's fault, a ``QueryError`` (400), not the server's.
+    static func evaluatingFilter<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            guard let state = error.serverInfo?[.sqlState], state.hasPrefix("22") || state.hasPrefix("42") else { throw error }
+            throw QueryError("the filter cannot be evaluated: \(error.serverInfo?[.message] ?? state)")
+        }
+    }
+}
+
+/// A failure of the PostgreSQL storage itself (the engine's own errors are PostgresNIO's).
+public enum PostgresStorageError: Error, Sendable, CustomStringConvertible {
+    /// The storage was closed.
+    case closed
+    /// The database did not answer a health check in time.
+    case noAnswer
+
+    /// What happened.
+    public var description: String {
+        switch self {
+        case .closed: return "The storage is closed"
+        case .noAnswer: return "The database did not answer in time"
+        }
+    }
+}

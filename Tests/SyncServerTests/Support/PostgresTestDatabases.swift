@@ -1,0 +1,51 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SyncServer
+import SyncSQL
+import SyncTestSupport
+
+/// Databases for tests in the process's PostgreSQL (``PostgresCluster``): each test gets a new,
+/// empty database, dropped afterwards, made through one administrative client.
+enum PostgresTestDatabases {
+    /// The administrative client of the process (its background task runs until the process ends).
+    private static let admin: Result<PostgresClient, any Error> = Result {
+        let cluster = try PostgresCluster.shared()
+        let configuration = PostgresClient.Configuration(
+            host: cluster.host, port: cluster.port, username: cluster.user, password: password, database: cluster.database, tls: .disable)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: .quiet)
+        Task.detached { await client.run() }
+        return client
+    }
+
+    /// The password of a server named by `CIPHERSYNC_PGTEST_URL` (`PGPASSWORD`), if any.
+    static var password: String? { ProcessInfo.processInfo.environment["PGPASSWORD"] }
+
+    /// Creates a new database and returns the settings that reach it.
+    static func create(poolSize: Int = 5) async throws -> PostgresSettings {
+        let client = try admin.get()
+        let name = "ciphersync_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(SQLIdentifier.quote(name))"))
+        return try PostgresSettings(url: try PostgresCluster.shared().url(database: name), password: password, poolSize: poolSize)
+    }
+
+    /// Runs a statement as the administrator (in the maintenance database).
+    static func administer(_ sql: String) async throws {
+        try await admin.get().query(PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// Drops a database made by ``create(poolSize:)``, closing any connection still open to it.
+    static func drop(_ settings: PostgresSettings) async throws {
+        try await administer("DROP DATABASE IF EXISTS \(SQLIdentifier.quote(settings.database)) WITH (FORCE)")
+    }
+}
+
+extension StorageFactory {
+    /// PostgreSQL: a new database per call in the process's cluster, shared by two instances.
+    static let postgres = StorageFactory(description: "PostgreSQL", maximumInstances: 2) {
+        let settings = try await PostgresTestDatabases.create()
+        return TestDatabase(
+            open: { observer in try await PostgresTableStorage.open(settings, logger: .quiet, observer: observer) },
+            remove: { try await PostgresTestDatabases.drop(settings) })
+    }
+}
