@@ -53,12 +53,12 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
     @Flag(help: "Print JSON: one object per workload and store kind.") var json = false
     @Flag(help: "Measure the server instead: a mixed load on SQLite and PostgreSQL (1 and 2 instances), and a full pull.")
-    var server = false
-    @Option(help: "With --server: concurrent clients.") var clients = 50
-    @Option(help: "With --server: requests per client.") var requestsPerClient = 300
-    @Option(help: "With --server: items of the full pull.") var serverPullItems = 100_000
+    var serverWorkloads = false
+    @Option(help: "With --server-workloads: concurrent clients.") var clients = 50
+    @Option(help: "With --server-workloads: requests per client.") var requestsPerClient = 300
+    @Option(help: "With --server-workloads: items of the full pull.") var serverPullItems = 100_000
     @Option(help: ArgumentHelp(
-        "With --server: the PostgreSQL to use, postgres://USER@HOST[:PORT][/DB] (PGPASSWORD for a password); else a private cluster.",
+        "With --server-workloads: the PostgreSQL to use, postgres://USER@HOST[:PORT][/DB] (PGPASSWORD for a password); else a private cluster.",
         valueName: "url"))
     var postgresURL: String?
 
@@ -98,7 +98,7 @@ struct SyncBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if server {
+        if serverWorkloads {
             let workloads = ServerWorkloads(
                 clients: clients, operationsPerClient: requestsPerClient, pulledItems: serverPullItems, postgresURL: postgresURL)
             let results = try await workloads.run()
