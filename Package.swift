@@ -75,9 +75,11 @@ let package = Package(
             // The OpenAPI document of the tables API, compiled into the server (GET /openapi.json).
             resources: [.embedInCode("Resources/openapi.json")]),
 
-        .target(name: "SyncCLI", dependencies: [
-            "SyncKeys", "SyncKeyMaintenance", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .target(
+            name: "SyncCLI",
+            dependencies: [
+                "SyncKeys", "SyncKeyMaintenance", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
 
         // MARK: Executables (thin: parse, read secrets, call the libraries, print)
         .executableTarget(
@@ -91,24 +93,30 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
-        .executableTarget(name: "sync-keys", dependencies: [
-            "SyncCLI", "SyncKeyMaintenance", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "sync-keys",
+            dependencies: [
+                "SyncCLI", "SyncKeyMaintenance", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
 
         .target(name: "TodoApp", dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncWire"]),
-        .executableTarget(name: "todo", dependencies: [
-            "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .executableTarget(
+            name: "todo",
+            dependencies: [
+                "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // The server workloads start servers in-process and, without a URL, a private PostgreSQL
         // cluster as the tests do (SyncTestSupport's PostgresCluster).
-        .executableTarget(name: "sync-bench", dependencies: [
-            "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer", "SyncTestSupport",
-            .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "sync-bench",
+            dependencies: [
+                "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer", "SyncTestSupport",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
 
         // MARK: Test support (not a product)
         .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
@@ -131,20 +139,28 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
-        .testTarget(name: "SyncStoreTests", dependencies: [
-            "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
-        ]),
+        .testTarget(
+            name: "SyncStoreTests",
+            dependencies: [
+                "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
+            ]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncWire", "SyncTestSupport"]),
-        .testTarget(name: "SyncEndToEndTests", dependencies: [
-            "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "TodoTests", dependencies: [
-            "TodoApp", "SyncClient", "SyncStore", "SyncKeys", "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "SyncKeysCLITests", dependencies: [
-            "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport",
-        ]),
+        .testTarget(
+            name: "SyncEndToEndTests",
+            dependencies: [
+                "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "TodoTests",
+            dependencies: [
+                "TodoApp", "SyncClient", "SyncStore", "SyncKeys", "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "SyncKeysCLITests",
+            dependencies: [
+                "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport",
+            ]),
     ]
 )
 

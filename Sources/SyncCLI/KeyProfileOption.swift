@@ -11,8 +11,10 @@ public struct KeyProfileOptions: ParsableArguments, Sendable {
     public static let insecureOptIn = "CIPHERSYNC_ALLOW_INSECURE_PROFILE"
 
     /// The profile's name as given on the command line.
-    @Option(name: .customLong("profile"), help: ArgumentHelp(
-        "Key-derivation profile: default (scrypt) or pbkdf2-sha512.", valueName: "name"))
+    @Option(
+        name: .customLong("profile"),
+        help: ArgumentHelp(
+            "Key-derivation profile: default (scrypt) or pbkdf2-sha512.", valueName: "name"))
     public var name: String = KeyProfile.default.name
 
     /// The options with their defaults (ArgumentParser fills them).

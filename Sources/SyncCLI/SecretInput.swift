@@ -9,14 +9,18 @@ public import SyncKeys
 /// is a terminal. A secret is never taken from the command line itself.
 public struct PassphraseOptions: ParsableArguments, Sendable {
     /// The file whose first line is the passphrase (`--passphrase-file`).
-    @Option(name: .customLong("passphrase-file"), help: ArgumentHelp(
-        "Read the passphrase from the first line of this file.", valueName: "path"))
+    @Option(
+        name: .customLong("passphrase-file"),
+        help: ArgumentHelp(
+            "Read the passphrase from the first line of this file.", valueName: "path"))
     public var file: String?
 
     /// The open descriptor whose first line is the passphrase (`--passphrase-fd`).
-    @Option(name: .customLong("passphrase-fd"), help: ArgumentHelp(
-        "Read the passphrase from the first line of this open file descriptor (0 for standard input).",
-        valueName: "n"))
+    @Option(
+        name: .customLong("passphrase-fd"),
+        help: ArgumentHelp(
+            "Read the passphrase from the first line of this open file descriptor (0 for standard input).",
+            valueName: "n"))
     public var descriptor: Int32?
 
     /// The options with their defaults (ArgumentParser fills them).
@@ -51,13 +55,17 @@ public struct PassphraseOptions: ParsableArguments, Sendable {
 /// environment variable `CIPHERSYNC_NEW_PASSPHRASE`, or a prompt asked twice.
 public struct NewPassphraseOptions: ParsableArguments, Sendable {
     /// The file whose first line is the new passphrase (`--new-passphrase-file`).
-    @Option(name: .customLong("new-passphrase-file"), help: ArgumentHelp(
-        "Read the new passphrase from the first line of this file.", valueName: "path"))
+    @Option(
+        name: .customLong("new-passphrase-file"),
+        help: ArgumentHelp(
+            "Read the new passphrase from the first line of this file.", valueName: "path"))
     public var file: String?
 
     /// The open descriptor whose first line is the new passphrase (`--new-passphrase-fd`).
-    @Option(name: .customLong("new-passphrase-fd"), help: ArgumentHelp(
-        "Read the new passphrase from the first line of this open file descriptor.", valueName: "n"))
+    @Option(
+        name: .customLong("new-passphrase-fd"),
+        help: ArgumentHelp(
+            "Read the new passphrase from the first line of this open file descriptor.", valueName: "n"))
     public var descriptor: Int32?
 
     /// The options with their defaults (ArgumentParser fills them).

@@ -1,6 +1,6 @@
+public import SyncStore
 public import SyncWire
 import Synchronization
-public import SyncStore
 
 /// Sees every operation a push sends, and may resolve conflicts as they happen
 /// (protocol.md §1.4.3). Both requirements have defaults: send as is, and do nothing at the end.

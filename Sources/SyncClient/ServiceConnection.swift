@@ -58,7 +58,7 @@ struct ServiceConnection: Sendable {
         components.percentEncodedQuery =
             query.isEmpty
             ? nil
-: ODataQuery.string(query.map { (name: $0.0, value: $0.1) })
+            : ODataQuery.string(query.map { (name: $0.0, value: $0.1) })
         guard let url = components.url else {
             throw SyncError(.invalidURL, reason: "The request URL cannot be built.")
         }

@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import SyncStore
 import SyncWire
-import Logging
 
 extension SyncContext {
     /// Pulls server items of `table` into the local store (protocol.md §1.5). See

@@ -1,6 +1,6 @@
+import Logging
 import SyncStore
 import SyncWire
-import Logging
 
 extension SyncContext {
     /// Deletes local rows of `table` (protocol.md §1.5.5). See

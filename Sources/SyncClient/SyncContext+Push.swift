@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import SyncStore
 import SyncWire
-import Logging
 
 extension SyncContext {
     /// Pushes every pending operation to the server, one request per operation, in queue order

@@ -1,6 +1,6 @@
+import Logging
 import SyncStore
 import SyncWire
-import Logging
 
 /// The resolutions of a ``TableOperationError``.
 enum Resolution: Sendable {

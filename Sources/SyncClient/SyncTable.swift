@@ -1,5 +1,5 @@
-public import SyncWire
 import SyncStore
+public import SyncWire
 
 /// An offline table: reads and writes go to the local store, and every write is queued for the
 /// next push. Pulls bring server changes in; purges drop local rows.

@@ -1,5 +1,5 @@
-import SyncWire
 import SyncStore
+import SyncWire
 
 extension TableOperationError {
     /// The kinds of conflict: how the server's copy of the item differs from the local change.

@@ -37,7 +37,8 @@ struct DatabaseDigest: Equatable, Sendable {
 
     private static func digest(_ connection: Connection) throws -> DatabaseDigest {
         try connection.readTransaction {
-            let schemaRows = try connection.rows("""
+            let schemaRows = try connection.rows(
+                """
                 SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name
                 """)
             var schemaHash = try SHA256Hasher()
@@ -53,7 +54,8 @@ struct DatabaseDigest: Equatable, Sendable {
                 else { continue }
                 let withoutRowID = sql.uppercased().contains("WITHOUT ROWID")
                 let quoted = SQLIdentifier.quote(name)
-                let query = withoutRowID
+                let query =
+                    withoutRowID
                     ? "SELECT * FROM \(quoted)"
                     : "SELECT rowid, * FROM \(quoted) ORDER BY rowid"
                 var hash = try SHA256Hasher()

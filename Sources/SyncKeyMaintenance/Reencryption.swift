@@ -1,6 +1,6 @@
 import Foundation
-import SyncSQLite
 import SyncSQL
+import SyncSQLite
 
 /// Re-encrypts a database file by export, verification and atomic rename (encryption.md §5,
 /// step 7): the original file is untouched until the rename, and the rename is the single
@@ -87,13 +87,16 @@ enum Reencryption {
         try source.execute("PRAGMA \(attachmentName).cache_size = -512")
         report(.step(.attached))
         var reported = 0
-        try source.withProgressHandler(every: 20_000, {
-            let pages = Int((StoreFiles.size(of: export) ?? 0) / Int64(Connection.pageSize))
-            if pages > reported {
-                reported = pages
-                report(.progress(pagesWritten: min(pages, totalPages), totalPages: totalPages))
+        try source.withProgressHandler(
+            every: 20_000,
+            {
+                let pages = Int((StoreFiles.size(of: export) ?? 0) / Int64(Connection.pageSize))
+                if pages > reported {
+                    reported = pages
+                    report(.progress(pagesWritten: min(pages, totalPages), totalPages: totalPages))
+                }
             }
-        }) {
+        ) {
             _ = try source.scalar("SELECT sqlcipher_export('\(attachmentName)')")
         }
         try source.detach(attachmentName)
@@ -190,7 +193,8 @@ enum Reencryption {
         let directory = database.deletingLastPathComponent().path
         // sqlcipher_export reports the failure of its inner statements as SQLITE_ERROR with their message.
         let full = ResultCode.full ~= error.code || error.message.contains("disk is full")
-        let damaged = ResultCode.notADatabase ~= error.code || ResultCode.corrupt ~= error.code
+        let damaged =
+            ResultCode.notADatabase ~= error.code || ResultCode.corrupt ~= error.code
             || error.message.contains("malformed") || error.message.contains("not a database")
         switch error.code {
         case _ where damaged:

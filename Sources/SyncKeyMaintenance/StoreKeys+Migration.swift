@@ -82,16 +82,18 @@ extension StoreKeys {
         var wroteEnvelope = false
         do {
             try dataKey.withUnsafeBytes { key in
-                try Reencryption.run(database: database, from: nil, to: key, progress: &progress, beforeRename: {
-                    if let newEnvelope {
-                        try write(newEnvelope, forDatabase: database)
-                        wroteEnvelope = true
-                        report(.step(.envelopeWritten))
-                    }
-                    try StoreFiles.link(database, as: retired)
-                }, report: report)
+                try Reencryption.run(
+                    database: database, from: nil, to: key, progress: &progress,
+                    beforeRename: {
+                        if let newEnvelope {
+                            try write(newEnvelope, forDatabase: database)
+                            wroteEnvelope = true
+                            report(.step(.envelopeWritten))
+                        }
+                        try StoreFiles.link(database, as: retired)
+                    }, report: report)
             }
-        } catch where !progress.renamed {
+        } catch  where !progress.renamed {
             // Nothing depends on a new envelope yet (the database is still plain): undo it.
             if StoreFiles.identity(of: retired).map({ id in StoreFiles.identity(of: database).map { $0 == id } ?? false }) ?? false {
                 try? StoreFiles.remove(retired)

@@ -40,8 +40,9 @@ extension StoreKeys {
             return (keys.dataKey, nil)
         }
         let lock = try StoreLock.acquire(for: database, mode: .exclusive)
-        let dataKey = try recover(database: database, envelope: envelope, keys: keys, passphrase: passphrase,
-                                  allowInsecureProfile: allowInsecureProfile)
+        let dataKey = try recover(
+            database: database, envelope: envelope, keys: keys, passphrase: passphrase,
+            allowInsecureProfile: allowInsecureProfile)
         try lock?.downgradeToShared(for: database)
         return (dataKey, lock)
     }
@@ -54,7 +55,8 @@ extension StoreKeys {
         try removeLeftovers(of: database)
         // Another process may have changed the envelope between our read and the lock.
         let current = try readEnvelope(of: database)
-        let currentKeys = current == envelope
+        let currentKeys =
+            current == envelope
             ? keys : try unlock(current, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
         if current.state == .active && StoreFiles.isPlainDatabase(at: database) {
             // A migration was interrupted after its envelope was written: finish it.

@@ -83,7 +83,7 @@ extension StoreKeys {
                         database: database, from: oldKey, to: newKey, progress: &progress, beforeRename: {}, report: report)
                 }
             }
-        } catch where !progress.renamed {
+        } catch  where !progress.renamed {
             // Before the rename the database is untouched: put the envelope back as it was.
             try? removeLeftovers(of: database)
             try? write(original, forDatabase: database)

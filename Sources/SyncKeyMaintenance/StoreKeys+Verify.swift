@@ -1,7 +1,7 @@
 public import Foundation
 public import SyncKeys
-import SyncSQLite
 import SyncSQL
+import SyncSQLite
 
 /// The result of `sync-keys verify`: each at-rest check a compliance officer would run.
 public struct StoreVerificationReport: Sendable, Codable {
@@ -103,15 +103,20 @@ extension StoreKeys {
         let envelope = try readEnvelope(of: database)
         let keys = try unlock(envelope, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
         check("envelope", true, "format \(envelope.version), authenticated, data key \(envelope.keyId)")
-        check("rotation-state", envelope.state == .active,
-              envelope.state == .active ? "no rotation in progress" : "a rotation was interrupted; run sync-keys rotate to finish it")
+        check(
+            "rotation-state", envelope.state == .active,
+            envelope.state == .active ? "no rotation in progress" : "a rotation was interrupted; run sync-keys rotate to finish it")
         let weak = envelope.slots.filter { !kdfInfo($0.kdf).meetsFloor }.map(\.id)
-        check("kdf-floor", weak.isEmpty,
-              weak.isEmpty ? "every slot meets the floor (scrypt N≥2^17 r=8 p=1 or PBKDF2-SHA512 ≥220,000; salt ≥16 bytes)"
-                  : "below the floor: \(weak.joined(separator: ", "))")
+        check(
+            "kdf-floor", weak.isEmpty,
+            weak.isEmpty
+                ? "every slot meets the floor (scrypt N≥2^17 r=8 p=1 or PBKDF2-SHA512 ≥220,000; salt ≥16 bytes)"
+                : "below the floor: \(weak.joined(separator: ", "))")
         let header = (try? FileHandle(forReadingFrom: database).read(upToCount: 16)) ?? nil
         let headerOK = header.map { $0.count == 16 && !StoreFiles.isPlainDatabase(at: database) && !$0.allSatisfy { $0 == 0 } } ?? false
-        check("header", headerOK, headerOK ? "the first 16 bytes are a random salt, not the SQLite header" : "the database header is plaintext or empty")
+        check(
+            "header", headerOK, headerOK ? "the first 16 bytes are a random salt, not the SQLite header" : "the database header is plaintext or empty"
+        )
 
         let connection: Connection
         do {
@@ -124,21 +129,25 @@ extension StoreKeys {
         defer { connection.close() }
         let version = try connection.cipherVersion() ?? "none"
         let provider = try connection.cipherProvider() ?? "none"
-        check("library", version == Connection.expectedCipherVersion && provider == "openssl",
-              "SQLCipher \(version), provider \(provider)")
+        check(
+            "library", version == Connection.expectedCipherVersion && provider == "openssl",
+            "SQLCipher \(version), provider \(provider)")
         let pageSize = Int(try connection.scalar("PRAGMA page_size")?.integerValue ?? 0)
-        check("page-size", pageSize == envelope.cipher.pageSize && envelope.cipher.hmac,
-              "page size \(pageSize), envelope says \(envelope.cipher.pageSize), HMAC \(envelope.cipher.hmac ? "on" : "off")")
+        check(
+            "page-size", pageSize == envelope.cipher.pageSize && envelope.cipher.hmac,
+            "page size \(pageSize), envelope says \(envelope.cipher.pageSize), HMAC \(envelope.cipher.hmac ? "on" : "off")")
         // A page that fails to decrypt or authenticate is a finding of the report, not an abort.
-        let problems = try damageTolerant { try connection.integrityCheck() }
+        let problems =
+            try damageTolerant { try connection.integrityCheck() }
             ?? ["a page does not decrypt or authenticate (the file is damaged)"]
         check("integrity", problems == ["ok"], problems == ["ok"] ? "integrity_check ok" : problems.prefix(3).joined(separator: "; "))
         let digest = try damageTolerant { try DatabaseDigest.compute(connection) }
         let pages = Int(try connection.scalar("PRAGMA page_count")?.integerValue ?? 0)
         let tables = digest?.tables ?? []
         let rows = tables.reduce(0) { $0 + $1.rows }
-        check("read-all", digest != nil,
-              digest != nil ? "read \(rows) rows in \(tables.count) tables (\(pages) pages)" : "some rows could not be read (damaged pages)")
+        check(
+            "read-all", digest != nil,
+            digest != nil ? "read \(rows) rows in \(tables.count) tables (\(pages) pages)" : "some rows could not be read (damaged pages)")
         check("file-modes", modesOK, modesDetail)
         check("stray-files", strayOK, strayDetail)
         return StoreVerificationReport(

@@ -72,8 +72,9 @@ extension KeyEnvelope {
         try profile.checkFloor(saltLength: salt.count, allowInsecure: allowInsecure)
         var slot = Slot(
             id: id, createdAt: timestamp(now),
-            kdf: KDF(algorithm: profile.algorithm.rawValue, n: profile.n, r: profile.r, p: profile.p, iterations: profile.iterations,
-                     salt: Data(salt).base64EncodedString()),
+            kdf: KDF(
+                algorithm: profile.algorithm.rawValue, n: profile.n, r: profile.r, p: profile.p, iterations: profile.iterations,
+                salt: Data(salt).base64EncodedString()),
             wrap: wrapAlgorithm, wrappedKey: "")
         let wrappingKey = try slotWrappingKey(slot, secret: normalized, allowInsecure: allowInsecure)
         slot.wrappedKey = Data(try KeyWrap.wrap(envelopeKey, using: wrappingKey)).base64EncodedString()

@@ -94,7 +94,9 @@ extension KeyEnvelope {
     }
 
     /// A copy in the `rotating` state carrying `newDataKey` as the pending key.
-    public func beginningRotation(to newDataKey: SecretBytes, envelopeKey: SecretBytes, now: Date = Date()) throws(KeyError)
+    public func beginningRotation(
+        to newDataKey: SecretBytes, envelopeKey: SecretBytes, now: Date = Date()
+    ) throws(KeyError)
         -> KeyEnvelope
     {
         guard newDataKey.count == 32 else { throw .invalidKeyLength(newDataKey.count) }

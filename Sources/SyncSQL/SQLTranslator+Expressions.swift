@@ -35,7 +35,9 @@ extension SQLTranslator {
             return try binary(op, lhs, rhs, depth: depth)
         case .function(let function, let arguments):
             guard function.arity.contains(arguments.count) else {
-                throw QueryError("\(function.rawValue) takes \(function.arity.lowerBound == function.arity.upperBound ? "\(function.arity.lowerBound)" : "\(function.arity.lowerBound) or \(function.arity.upperBound)") arguments")
+                throw QueryError(
+                    "\(function.rawValue) takes \(function.arity.lowerBound == function.arity.upperBound ? "\(function.arity.lowerBound)" : "\(function.arity.lowerBound) or \(function.arity.upperBound)") arguments"
+                )
             }
             var translated: [SQLFragment] = []
             for argument in arguments { translated.append(try translate(argument, depth: depth + 1)) }
@@ -59,7 +61,9 @@ extension SQLTranslator {
     /// A run of `and` (or of `or`), which the parser builds left-nested (`(a and b) and c`),
     /// written flat, `(a) AND (b) AND (c)`: the same meaning (both are associative, in SQL's
     /// three-valued logic too) with no nesting per term, so a long list fits the engine's parser.
-    private func run(_ op: BinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression, depth: Int) throws(QueryError)
+    private func run(
+        _ op: BinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression, depth: Int
+    ) throws(QueryError)
         -> SQLFragment
     {
         var terms = [rhs]
@@ -74,7 +78,9 @@ extension SQLTranslator {
         return .joined(parts, separator: op == .and ? " AND " : " OR ")
     }
 
-    private func binary(_ op: BinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression, depth: Int) throws(QueryError)
+    private func binary(
+        _ op: BinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression, depth: Int
+    ) throws(QueryError)
         -> SQLFragment
     {
         // `x eq null` / `x ne null` are IS NULL / IS NOT NULL.

@@ -70,11 +70,13 @@ extension Connection {
         let db = try requireHandle()
         return try withoutActuallyEscaping(handler) { handler in
             let box = ProgressBox(handler)
-            sqlite3_progress_handler(db, max(instructions, 1), { context in
-                guard let context else { return 0 }
-                Unmanaged<ProgressBox>.fromOpaque(context).takeUnretainedValue().handler()
-                return 0
-            }, Unmanaged.passUnretained(box).toOpaque())
+            sqlite3_progress_handler(
+                db, max(instructions, 1),
+                { context in
+                    guard let context else { return 0 }
+                    Unmanaged<ProgressBox>.fromOpaque(context).takeUnretainedValue().handler()
+                    return 0
+                }, Unmanaged.passUnretained(box).toOpaque())
             defer {
                 sqlite3_progress_handler(db, 0, nil, nil)
                 withExtendedLifetime(box) {}
@@ -85,10 +87,11 @@ extension Connection {
 
     /// Whether `name` is a non-empty run of ASCII letters, digits and `_`.
     static func isPlainIdentifier(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            byte == UInt8(ascii: "_") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
-        }
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                byte == UInt8(ascii: "_") || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+            }
     }
 }
 

@@ -1,4 +1,5 @@
 import SyncSQL
+
 extension Connection {
     /// `PRAGMA cipher_version`: the SQLCipher release, or `nil` on a plain SQLite library.
     public func cipherVersion() throws(SQLiteError) -> String? {

@@ -1,7 +1,7 @@
-import Foundation
 internal import CSQLCipher
-public import SyncSQL
+import Foundation
 import SyncKeys
+public import SyncSQL
 
 /// One connection to an SQLCipher database file, plain or keyed.
 ///
@@ -58,7 +58,9 @@ public final class Connection {
     ///   - mode: Whether the file may be created.
     ///   - key: A 32-byte raw key, or `nil` for a plain database.
     /// - Throws: ``SQLiteError``; nothing is left open on failure.
-    public static func open(path: String, mode: OpenMode, key: UnsafeRawBufferPointer? = nil) throws(SQLiteError)
+    public static func open(
+        path: String, mode: OpenMode, key: UnsafeRawBufferPointer? = nil
+    ) throws(SQLiteError)
         -> sending Connection
     {
         if let key, key.count != 32 { throw .invalidKeyLength(key.count) }

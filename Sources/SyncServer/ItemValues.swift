@@ -1,6 +1,6 @@
+import Foundation
 import SyncSQL
 import SyncWire
-import Foundation
 
 /// The checks of an item's properties before anything is written: reserved names, names and
 /// their columns, and values that fit the columns they go to.

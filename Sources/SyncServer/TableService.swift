@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import SyncSQL
 import SyncWire
-import HTTPTypes
 
 /// The tables protocol over a ``TableStorage``: request checks, versions and preconditions,
 /// soft delete, conflicts. No HTTP here; the controller maps requests to these calls, and the

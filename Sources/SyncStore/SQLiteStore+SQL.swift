@@ -57,7 +57,8 @@ enum StoreSQL {
     /// the backends, and keeps the spelling first written.
     static func createTable(_ table: String, columns: [(String, ColumnTypeName)]) -> String {
         let defs = columns.map { "\(SQLIdentifier.quote($0.0)) \($0.1)" }
-        return "CREATE TABLE \(SQLIdentifier.quote(table)) (\"id\" TEXT PRIMARY KEY NOT NULL COLLATE NOCASE\(defs.isEmpty ? "" : ", ")\(defs.joined(separator: ", ")))"
+        return
+            "CREATE TABLE \(SQLIdentifier.quote(table)) (\"id\" TEXT PRIMARY KEY NOT NULL COLLATE NOCASE\(defs.isEmpty ? "" : ", ")\(defs.joined(separator: ", ")))"
     }
 
     static func addColumn(_ table: String, column: String, type: ColumnTypeName) -> String {

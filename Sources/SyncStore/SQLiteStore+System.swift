@@ -44,20 +44,24 @@ extension StoreSession {
         kind: TableOperationRecord.Kind, table: String, itemId: String, item: JSONObject?
     ) throws -> TableOperationRecord {
         var record = TableOperationRecord(id: 0, kind: kind, table: table, itemId: itemId, item: item)
-        try run(StoreSQL.insertOperation, [
-            .integer(Int64(kind.rawValue)), .integer(Int64(record.state.rawValue)), .text(table), .text(itemId),
-            try ValueCoding.text(item), .integer(record.version), ValueCoding.dateText(record.createdAt),
-        ])
+        try run(
+            StoreSQL.insertOperation,
+            [
+                .integer(Int64(kind.rawValue)), .integer(Int64(record.state.rawValue)), .text(table), .text(itemId),
+                try ValueCoding.text(item), .integer(record.version), ValueCoding.dateText(record.createdAt),
+            ])
         record.id = connection.lastInsertRowID
         return record
     }
 
     func updateOperation(_ operation: TableOperationRecord) throws {
-        try run(StoreSQL.updateOperation, [
-            .integer(Int64(operation.kind.rawValue)), .integer(Int64(operation.state.rawValue)),
-            .text(operation.table), .text(operation.itemId), try ValueCoding.text(operation.item),
-            .integer(operation.version), ValueCoding.dateText(operation.createdAt), .integer(operation.id),
-        ])
+        try run(
+            StoreSQL.updateOperation,
+            [
+                .integer(Int64(operation.kind.rawValue)), .integer(Int64(operation.state.rawValue)),
+                .text(operation.table), .text(operation.itemId), try ValueCoding.text(operation.item),
+                .integer(operation.version), ValueCoding.dateText(operation.createdAt), .integer(operation.id),
+            ])
     }
 
     func deleteOperation(id: Int64) throws {
@@ -98,14 +102,16 @@ extension StoreSession {
     }
 
     func addOperationError(_ error: OperationErrorRecord) throws {
-        try run(StoreSQL.insertError, [
-            .text(error.id), .integer(error.operationId), .integer(error.operationVersion),
-            .integer(Int64(error.kind.rawValue)), .text(error.table), .text(error.itemId),
-            error.statusCode.map { .integer(Int64($0)) } ?? .null, .text(error.message),
-            try ValueCoding.text(error.item), try ValueCoding.text(error.serverItem),
-            error.rawResponse.map(SQLValue.text) ?? .null, ValueCoding.dateText(error.createdAt),
-            error.conflict.map(SQLValue.text) ?? .null,
-        ])
+        try run(
+            StoreSQL.insertError,
+            [
+                .text(error.id), .integer(error.operationId), .integer(error.operationVersion),
+                .integer(Int64(error.kind.rawValue)), .text(error.table), .text(error.itemId),
+                error.statusCode.map { .integer(Int64($0)) } ?? .null, .text(error.message),
+                try ValueCoding.text(error.item), try ValueCoding.text(error.serverItem),
+                error.rawResponse.map(SQLValue.text) ?? .null, ValueCoding.dateText(error.createdAt),
+                error.conflict.map(SQLValue.text) ?? .null,
+            ])
     }
 
     func deleteOperationErrors(operationId: Int64) throws {

@@ -120,9 +120,15 @@ struct JSONReader {
         case ASCII.openBrace: return .object(try object(depth: depth))
         case ASCII.openBracket: return .array(try array(depth: depth))
         case ASCII.minus, ASCII.zero...ASCII.nine: return try number()
-        case ASCII.t: try literal("true"); return .bool(true)
-        case ASCII.f: try literal("false"); return .bool(false)
-        case ASCII.n: try literal("null"); return .null
+        case ASCII.t:
+            try literal("true")
+            return .bool(true)
+        case ASCII.f:
+            try literal("false")
+            return .bool(false)
+        case ASCII.n:
+            try literal("null")
+            return .null
         case ASCII.N, ASCII.I: throw matches("NaN") || matches("Infinity") ? JSONError(.nonFiniteNumber, at: index) : unexpected(.expectedValue)
         default: throw unexpected(.expectedValue)
         }

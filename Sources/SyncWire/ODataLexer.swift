@@ -32,9 +32,15 @@ struct ODataLexer {
         guard index < scalars.count else { return .end }
         let c = scalars[index]
         switch c {
-        case "(": index += 1; return .openParen
-        case ")": index += 1; return .closeParen
-        case ",": index += 1; return .comma
+        case "(":
+            index += 1
+            return .openParen
+        case ")":
+            index += 1
+            return .closeParen
+        case ",":
+            index += 1
+            return .comma
         case "'": return .string(try quoted())
         case "-":
             if index + 1 < scalars.count, ("0"..."9").contains(scalars[index + 1]) {
@@ -49,7 +55,7 @@ struct ODataLexer {
             let start = index
             while index < scalars.count, scalars[index].isIdentifierPart { index += 1 }
             let word = String(String.UnicodeScalarView(scalars[start..<index]))
-            if (word == "datetime" || word == "datetimeoffset"), index < scalars.count, scalars[index] == "'" {
+            if word == "datetime" || word == "datetimeoffset", index < scalars.count, scalars[index] == "'" {
                 let text = try quoted()
                 guard let date = WireDate.date(from: text) else { throw QueryError("invalid \(word) literal '\(text.prefix(40))'") }
                 return .date(date)

@@ -1,4 +1,5 @@
 import Foundation
+
 /// Parses the G2 (OData v3) query options: `$filter`, `$orderby`, `$select`, `$top`, `$skip`,
 /// `$inlinecount`, `__includeDeleted`.
 public enum ODataParser {
@@ -208,10 +209,18 @@ private struct Parser {
             guard token == .closeParen else { throw QueryError("missing ')' at position \(lexer.position)") }
             try advance()
             return inner
-        case .string(let s): try advance(); return Parsed(leaf: .literal(.string(s)))
-        case .int(let i): try advance(); return Parsed(leaf: .literal(.int(i)))
-        case .double(let d): try advance(); return Parsed(leaf: .literal(.double(d)))
-        case .date(let d): try advance(); return Parsed(leaf: .literal(.date(d)))
+        case .string(let s):
+            try advance()
+            return Parsed(leaf: .literal(.string(s)))
+        case .int(let i):
+            try advance()
+            return Parsed(leaf: .literal(.int(i)))
+        case .double(let d):
+            try advance()
+            return Parsed(leaf: .literal(.double(d)))
+        case .date(let d):
+            try advance()
+            return Parsed(leaf: .literal(.date(d)))
         case .identifier(let word):
             try advance()
             switch word {

@@ -16,7 +16,9 @@ extension Demo {
         list.step("1. Two devices, each with its own encrypted store")
         var a = try await TodoDevice.open(store: urlA, encryption: .passphrase(passA), options: options, server: server)
         let b = try await TodoDevice.open(store: urlB, encryption: .passphrase(passB), options: options, server: server)
-        list.check(a.store.isEncrypted && b.store.isEncrypted, "device A and device B stores are encrypted (SQLCipher, random data key wrapped under each passphrase)")
+        list.check(
+            a.store.isEncrypted && b.store.isEncrypted,
+            "device A and device B stores are encrypted (SQLCipher, random data key wrapped under each passphrase)")
 
         list.step("2. Device A works offline")
         let milk = try await a.add(text: "Buy milk")
@@ -45,7 +47,8 @@ extension Demo {
             conflictSeen = n == 1
         }
         let conflicts = try await b.context.operationErrors()
-        list.check(conflictSeen && conflicts.count == 1 && conflicts[0].statusCode == 412, "B's push was refused with 412: the server has a newer version")
+        list.check(
+            conflictSeen && conflicts.count == 1 && conflicts[0].statusCode == 412, "B's push was refused with 412: the server has a newer version")
         if let conflict = conflicts.first {
             list.say("local:  \(conflict.item?["text"]?.stringValue ?? "?")")
             list.say("server: \(conflict.serverItem?["text"]?.stringValue ?? "?")")
@@ -80,7 +83,8 @@ extension Demo {
         }
         list.check(oldRefused, "the old passphrase no longer opens A")
         passA = newPass
-        let oldKey = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: urlA)).unlock(passphrase: passA, allowInsecureProfile: allowInsecureKeyProfile)
+        let oldKey = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: urlA)).unlock(
+            passphrase: passA, allowInsecureProfile: allowInsecureKeyProfile)
         let rotation = try StoreKeys.rotateDataKey(forDatabase: urlA, passphrase: passA, allowInsecureProfile: allowInsecureKeyProfile)
         list.say("data key \(rotation.previousKeyId.prefix(8))… replaced by \(rotation.keyId.prefix(8))… (\(rotation.pages) pages re-encrypted)")
         var oldKeyRefused = false

@@ -1,7 +1,7 @@
 import Foundation
 public import SyncClient
-import SyncWire
 import SyncStore
+import SyncWire
 
 extension TodoDevice {
     /// Pushes the queue. Throws ``TodoError/offline(pending:)`` when the server cannot be

@@ -117,8 +117,9 @@ extension [BenchRecord] {
                 notes.append(String(format: "%.1f %% of the reference insert's rate", ofReference * 100))
             }
             if let transferred = record.transferred {
-                notes.append("\(Self.number(Double(transferred), digits: 0)) items transferred"
-                    + (record.changed.map { " for \(Self.number(Double($0), digits: 0)) changed on the server" } ?? ""))
+                notes.append(
+                    "\(Self.number(Double(transferred), digits: 0)) items transferred"
+                        + (record.changed.map { " for \(Self.number(Double($0), digits: 0)) changed on the server" } ?? ""))
             }
             let noun = record.unit.hasPrefix("ops") ? "op" : record.unit.hasPrefix("rows") ? "row" : "item"
             if let cpu = record.clientCPUSeconds, record.items > 0 {

@@ -108,7 +108,8 @@ enum BenchTools {
         let directory = ownExecutable.deletingLastPathComponent()
         let url = directory.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw BenchError("""
+            throw BenchError(
+                """
                 \(name) is missing from \(directory.path); build it with sync-bench, e.g. \
                 for p in sync-server sync-keys sync-bench; do swift build -c release --product $p; done
                 """)
@@ -120,9 +121,9 @@ enum BenchTools {
 /// CPU time and memory of processes, from `/proc` (Linux) or `getrusage`.
 enum ProcessStatistics {
     #if os(Linux)
-        private static let rusageSelf = __rusage_who_t(RUSAGE_SELF.rawValue)
+    private static let rusageSelf = __rusage_who_t(RUSAGE_SELF.rawValue)
     #else
-        private static let rusageSelf = RUSAGE_SELF
+    private static let rusageSelf = RUSAGE_SELF
     #endif
 
     /// User plus system CPU seconds of process `pid` so far, or `nil` where `/proc` is missing.
@@ -157,9 +158,9 @@ enum ProcessStatistics {
         var usage = rusage()
         getrusage(rusageSelf, &usage)
         #if os(Linux)
-            return Int(usage.ru_maxrss) * 1024
+        return Int(usage.ru_maxrss) * 1024
         #else
-            return Int(usage.ru_maxrss)
+        return Int(usage.ru_maxrss)
         #endif
     }
 }
@@ -186,7 +187,10 @@ enum ChildRunner {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         let (exits, exited) = AsyncStream<Process>.makeStream()
-        process.terminationHandler = { exited.yield($0); exited.finish() }
+        process.terminationHandler = {
+            exited.yield($0)
+            exited.finish()
+        }
         try process.run()
         ChildRegistry.shared.add(process.processIdentifier)
         let writer = stdin.fileHandleForWriting

@@ -25,7 +25,8 @@ struct EndToEndBench {
         var records: [BenchRecord] = []
         let n = bench.serverItems, m = bench.operations
         if selected.contains(.reference) || selected.contains(.fullPull) {
-            records += try await repeated(.reference, "reference: rows inserted straight through SQLCipher", count: n, runs: bench.runs, unit: "rows/s")
+            records += try await repeated(
+                .reference, "reference: rows inserted straight through SQLCipher", count: n, runs: bench.runs, unit: "rows/s")
         }
         let pulls = !selected.isDisjoint(with: [.fullPull, .incrementalPull])
         let pushes = !selected.isDisjoint(with: [.pushInserts, .pushUpdates])
@@ -49,7 +50,9 @@ struct EndToEndBench {
     }
 
     /// Runs `workload` on a fresh store of each kind `runs` times (no server).
-    private func repeated(_ workload: ClientWorkload, _ title: String, count: Int, runs: Int, unit: String = "items/s") async throws
+    private func repeated(
+        _ workload: ClientWorkload, _ title: String, count: Int, runs: Int, unit: String = "items/s"
+    ) async throws
         -> [BenchRecord]
     {
         try await Self.kinds.asyncMap { encrypted in
@@ -118,9 +121,10 @@ struct EndToEndBench {
                     bench.progress("full pull of \(n) items, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
                     samples.append(try await fullPull(encrypted, run: run))
                 }
-                records.append(BenchRecord(
-                    workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
-                    samples: samples))
+                records.append(
+                    BenchRecord(
+                        workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
+                        samples: samples))
             }
         }
         if selected.contains(.incrementalPull) {
@@ -139,7 +143,9 @@ struct EndToEndBench {
                     let cpu = server.cpuSeconds
                     var sample = BenchSample(try await child(.incrementalPull, store: copy, encrypted: encrypted, server: server.url, count: n))
                     sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
-                    guard sample.items >= changed else { throw BenchError("the incremental pull applied \(sample.items) items for \(changed) changed") }
+                    guard sample.items >= changed else {
+                        throw BenchError("the incremental pull applied \(sample.items) items for \(changed) changed")
+                    }
                     samples.append(sample)
                 }
                 var record = BenchRecord(
@@ -177,14 +183,16 @@ struct EndToEndBench {
                 updates.append(update)
             }
             if selected.contains(.pushInserts) {
-                records.append(BenchRecord(
-                    workload: ClientWorkload.pushInserts.rawValue, title: "push of queued inserts (one request each\(suffix))",
-                    store: Self.kind(encrypted), unit: "ops/s", samples: inserts))
+                records.append(
+                    BenchRecord(
+                        workload: ClientWorkload.pushInserts.rawValue, title: "push of queued inserts (one request each\(suffix))",
+                        store: Self.kind(encrypted), unit: "ops/s", samples: inserts))
             }
             if selected.contains(.pushUpdates) {
-                records.append(BenchRecord(
-                    workload: ClientWorkload.pushUpdates.rawValue, title: "push of queued updates (one request each\(suffix))",
-                    store: Self.kind(encrypted), unit: "ops/s", samples: updates))
+                records.append(
+                    BenchRecord(
+                        workload: ClientWorkload.pushUpdates.rawValue, title: "push of queued updates (one request each\(suffix))",
+                        store: Self.kind(encrypted), unit: "ops/s", samples: updates))
             }
         }
         return records
@@ -199,12 +207,14 @@ struct EndToEndBench {
         let derivation = try (0..<bench.runs).map { _ in try StoreBench.unlockSeconds(.default) }.sorted()[(bench.runs - 1) / 2]
         func record(_ workload: String, _ title: String, _ runs: [KeyToolBench.Run], store: String) -> BenchRecord? {
             guard !runs.isEmpty else { return nil }
-            var record = BenchRecord(workload: workload, title: title, store: store, unit: "MB/s", samples: runs.map { run in
-                var sample = BenchSample(seconds: run.report.seconds, items: measured.rows)
-                sample.megabytes = Double(run.bytes) / 1_000_000
-                sample.peakRSSBytes = run.report.peakRSSBytes > run.report.launcherRSSBytes ? run.report.peakRSSBytes : nil
-                return sample
-            })
+            var record = BenchRecord(
+                workload: workload, title: title, store: store, unit: "MB/s",
+                samples: runs.map { run in
+                    var sample = BenchSample(seconds: run.report.seconds, items: measured.rows)
+                    sample.megabytes = Double(run.bytes) / 1_000_000
+                    sample.peakRSSBytes = run.report.peakRSSBytes > run.report.launcherRSSBytes ? run.report.peakRSSBytes : nil
+                    return sample
+                })
             if let megabytes = record.megabytes { record.rateExcludingKeyDerivation = megabytes / max(record.seconds - derivation, 1e-9) }
             return record
         }

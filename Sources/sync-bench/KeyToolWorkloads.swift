@@ -75,9 +75,9 @@ struct MeasureTool: ParsableCommand {
         let seconds = (ContinuousClock.now - started).seconds
         let signalled = status & 0x7F
         #if os(Linux)
-            let peak = Int(usage.ru_maxrss) * 1024
+        let peak = Int(usage.ru_maxrss) * 1024
         #else
-            let peak = Int(usage.ru_maxrss)
+        let peak = Int(usage.ru_maxrss)
         #endif
         let report = ToolReport(
             seconds: seconds, status: signalled == 0 ? (status >> 8) & 0xFF : 128 + signalled, peakRSSBytes: peak, launcherRSSBytes: launcher)

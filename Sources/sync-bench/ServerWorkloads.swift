@@ -132,7 +132,11 @@ struct ServerWorkloads {
         for start in stride(from: 0, to: pulledItems, by: 50) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in start..<min(start + 50, pulledItems) {
-                    group.addTask { _ = try await remote.insert(["id": .string(String(format: "item-%08d", i)), "text": .string("pulled item \(i)"), "n": .int(Int64(i))]) }
+                    group.addTask {
+                        _ = try await remote.insert([
+                            "id": .string(String(format: "item-%08d", i)), "text": .string("pulled item \(i)"), "n": .int(Int64(i)),
+                        ])
+                    }
                 }
                 try await group.waitForAll()
             }

@@ -23,9 +23,10 @@ enum StoreBench {
                 }
             }
             for encrypted in [false, true] {
-                records.append(BenchRecord(
-                    workload: "store.\(workload.name)", title: workload.title(bench), store: encrypted ? "encrypted" : "plain",
-                    unit: workload.unit, samples: samples[encrypted] ?? []))
+                records.append(
+                    BenchRecord(
+                        workload: "store.\(workload.name)", title: workload.title(bench), store: encrypted ? "encrypted" : "plain",
+                        unit: workload.unit, samples: samples[encrypted] ?? []))
             }
         }
         return records
@@ -141,4 +142,3 @@ enum Workload: String, CaseIterable {
         }
     }
 }
-

@@ -45,9 +45,10 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Size of the store sync-keys encrypts and rotates, in MB.") var storeMegabytes = 100
     @Option(help: "Items the client asks for per pull request (default: SyncTable.pull's default).") var pageSize: Int?
     @Option(help: "sync-server's --page-size (default: the server's default).") var serverPageSize: Int?
-    @Option(help: ArgumentHelp(
-        "Where the pushes go: file (the seeded server, a SQLite file that syncs every commit to disk) or memory (a second server, tables in memory).",
-        valueName: "file|memory"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the pushes go: file (the seeded server, a SQLite file that syncs every commit to disk) or memory (a second server, tables in memory).",
+            valueName: "file|memory"))
     var pushDatabase = PushDatabase.file
     @Option(help: "Store workload: items written through the offline table.") var offlineItems = 1_000
     @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
@@ -57,9 +58,10 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "With --server-workloads: concurrent clients.") var clients = 50
     @Option(help: "With --server-workloads: requests per client.") var requestsPerClient = 300
     @Option(help: "With --server-workloads: items of the full pull.") var serverPullItems = 100_000
-    @Option(help: ArgumentHelp(
-        "With --server-workloads: the PostgreSQL to use, postgres://USER@HOST[:PORT][/DB] (PGPASSWORD for a password); else a private cluster.",
-        valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "With --server-workloads: the PostgreSQL to use, postgres://USER@HOST[:PORT][/DB] (PGPASSWORD for a password); else a private cluster.",
+            valueName: "url"))
     var postgresURL: String?
 
     /// The workloads `sync-bench` can run, in the order they run and are printed.

@@ -28,6 +28,7 @@ struct Encrypt: ParsableCommand {
         }
         progress.finish()
         Terminal.print(
-            "\(result.resumed ? "Finished encrypting" : "Encrypted") \(store.url.path) (data key \(result.keyId), \(result.pages) pages); the plaintext file is gone.")
+            "\(result.resumed ? "Finished encrypting" : "Encrypted") \(store.url.path) (data key \(result.keyId), \(result.pages) pages); the plaintext file is gone."
+        )
     }
 }

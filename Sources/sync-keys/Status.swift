@@ -35,7 +35,9 @@ struct Status: ParsableCommand {
         }
         lines.append("Encrypted:            \(s.encrypted ? "yes" : "NO: the database header is plaintext")")
         if let cipher = s.cipher, let version = s.formatVersion {
-            lines.append("Key file format:      \(version) (SQLCipher compatibility \(cipher.compatibility), page size \(cipher.pageSize), HMAC \(cipher.hmac ? "on" : "off"))")
+            lines.append(
+                "Key file format:      \(version) (SQLCipher compatibility \(cipher.compatibility), page size \(cipher.pageSize), HMAC \(cipher.hmac ? "on" : "off"))"
+            )
         }
         if let kdf = s.slots.first(where: { $0.id == "passphrase" })?.kdf {
             lines.append("Key derivation:       \(describe(kdf))")

@@ -28,9 +28,10 @@ struct Verify: ParsableCommand {
                 Terminal.print("\(check.passed ? "PASS" : "FAIL")  \(check.name): \(check.detail)")
             }
             let failed = report.checks.filter { !$0.passed }.count
-            Terminal.print(failed == 0
-                ? "All \(report.checks.count) checks passed."
-                : "\(failed) of \(report.checks.count) checks failed.")
+            Terminal.print(
+                failed == 0
+                    ? "All \(report.checks.count) checks passed."
+                    : "\(failed) of \(report.checks.count) checks failed.")
         }
         if !report.passed { throw ExitCode(ExitStatus.failure.rawValue) }
     }

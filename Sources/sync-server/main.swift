@@ -18,8 +18,9 @@ struct SyncServerCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 8080
     @Option(help: "Where to store tables: sqlite:PATH, memory, or postgres://USER@HOST[:PORT][/DB] (no password in it).")
     var database = "memory"
-    @Option(help: ArgumentHelp(
-        "With postgres://: the database password, from the first line of this file (else PGPASSWORD).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "With postgres://: the database password, from the first line of this file (else PGPASSWORD).", valueName: "path"))
     var databasePasswordFile: String?
     @Option(help: ArgumentHelp("With postgres://: the most connections to the database.", valueName: "n"))
     var databasePoolSize = PostgresSettings.defaultPoolSize
@@ -27,21 +28,26 @@ struct SyncServerCommand: AsyncParsableCommand {
     @Option(help: "The largest $top accepted; 0 accepts any.") var maxTop = 1000
     @Flag(inversion: .prefixedNo, help: "Keep deleted rows marked deleted (for incremental pulls).") var softDelete = true
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
-    @Option(help: ArgumentHelp(
-        "Require this X-ZUMO-AUTH token (the first line of the file) on every table request.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Require this X-ZUMO-AUTH token (the first line of the file) on every table request.", valueName: "path"))
     var authTokenFile: String?
-    @Option(help: ArgumentHelp(
-        "Verify HS256 sign-in tokens with the key in this file (its first line, at least 32 bytes).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Verify HS256 sign-in tokens with the key in this file (its first line, at least 32 bytes).", valueName: "path"))
     var jwtSecretFile: String?
-    @Option(help: ArgumentHelp(
-        "Verify RS256 and ES256 sign-in tokens with the public keys of this JWK Set (chosen by kid).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Verify RS256 and ES256 sign-in tokens with the public keys of this JWK Set (chosen by kid).", valueName: "path"))
     var jwksFile: String?
     @Option(help: ArgumentHelp("With a JWT key: the issuer (iss) every token must name.", valueName: "issuer"))
     var jwtIssuer: String?
     @Option(help: ArgumentHelp("With a JWT key: an audience (aud) every token must name.", valueName: "audience"))
     var jwtAudience: String?
-    @Option(name: .customLong("per-user-table"), help: ArgumentHelp(
-        "A table whose rows belong to the signed-in user who wrote them (repeatable).", valueName: "table"))
+    @Option(
+        name: .customLong("per-user-table"),
+        help: ArgumentHelp(
+            "A table whose rows belong to the signed-in user who wrote them (repeatable).", valueName: "table"))
     var perUserTable: [String] = []
     @Option(help: ArgumentHelp("'all' makes every table per-user.", valueName: "all"))
     var perUserTables: String?
@@ -64,7 +70,8 @@ struct SyncServerCommand: AsyncParsableCommand {
         if database.hasPrefix("sqlite:"), database.count > 7 { return .sqlite(path: String(database.dropFirst(7))) }
         guard isPostgres else { throw ValidationError("--database must be sqlite:PATH, memory or postgres://USER@HOST[:PORT][/DB]") }
         do {
-            return .postgres(try PostgresSettings(url: database, password: try DatabasePassword.read(file: databasePasswordFile), poolSize: databasePoolSize))
+            return .postgres(
+                try PostgresSettings(url: database, password: try DatabasePassword.read(file: databasePasswordFile), poolSize: databasePoolSize))
         } catch {
             throw ValidationError("\(error)")
         }
@@ -135,12 +142,13 @@ struct SyncServerCommand: AsyncParsableCommand {
         }
         // On SIGTERM or SIGINT the server stops accepting connections, finishes the requests in
         // flight (each connection closes after its response), then closes the storage.
-        let group = ServiceGroup(configuration: .init(
-            services: [
-                .init(service: app),
-                .init(service: ShutdownNotice(logger: logger), successTerminationBehavior: .ignore),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: app),
+                    .init(service: ShutdownNotice(logger: logger), successTerminationBehavior: .ignore),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         try await storage.close()
     }

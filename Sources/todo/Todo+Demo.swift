@@ -1,9 +1,9 @@
 import ArgumentParser
+import Foundation
 import Logging
 import SyncCLI
 import SyncServer
 import TodoApp
-import Foundation
 
 extension Todo {
     struct Demo: AsyncParsableCommand {

@@ -1,8 +1,8 @@
 import ArgumentParser
+import Foundation
 import SyncCLI
 import SyncWire
 import TodoApp
-import Foundation
 
 extension Todo {
     struct Add: AsyncParsableCommand {

@@ -34,7 +34,8 @@ extension Todo {
 
         func run() async throws {
             let result = try await device.with { d in try await Output.withProgress(d) { try await d.sync() } }
-            Terminal.print("pushed \(result.pushed) change\(result.pushed == 1 ? "" : "s"), pulled \(result.pulled) item\(result.pulled == 1 ? "" : "s")")
+            Terminal.print(
+                "pushed \(result.pushed) change\(result.pushed == 1 ? "" : "s"), pulled \(result.pulled) item\(result.pulled == 1 ? "" : "s")")
         }
     }
 
@@ -57,7 +58,9 @@ extension Todo {
 
         struct Listing: Encodable {
             struct Operation: Encodable { var id: Int64, kind: String, itemId: String }
-            struct Failure: Encodable { var operationId: Int64, itemId: String, statusCode: Int?, message: String, item: JSONObject?, serverItem: JSONObject? }
+            struct Failure: Encodable {
+                var operationId: Int64, itemId: String, statusCode: Int?, message: String, item: JSONObject?, serverItem: JSONObject?
+            }
             var operations: [Operation]
             var errors: [Failure]
         }
@@ -67,7 +70,9 @@ extension Todo {
                 Listing(
                     operations: try await d.context.pendingOperations().map { .init(id: $0.id, kind: "\($0.kind)", itemId: $0.itemId) },
                     errors: try await d.context.operationErrors().map {
-                        .init(operationId: $0.operationId, itemId: $0.itemId, statusCode: $0.statusCode, message: $0.message, item: $0.item, serverItem: $0.serverItem)
+                        .init(
+                            operationId: $0.operationId, itemId: $0.itemId, statusCode: $0.statusCode, message: $0.message, item: $0.item,
+                            serverItem: $0.serverItem)
                     })
             }
             if json { return try Output.json(listing) }
@@ -136,11 +141,14 @@ extension Todo {
         }
 
         static func ask() throws -> TodoDevice.Resolution {
-            try ask("  use [c]lient, [s]erver or c[a]ncel? ", ["c": .client, "client": .client, "s": .server, "server": .server, "a": .cancel, "cancel": .cancel])
+            try ask(
+                "  use [c]lient, [s]erver or c[a]ncel? ",
+                ["c": .client, "client": .client, "s": .server, "server": .server, "a": .cancel, "cancel": .cancel])
         }
 
         static func askRestore() throws -> TodoDevice.Resolution {
-            try ask("  [r]estore it with your change, or [a]ccept the delete? ", ["r": .restore, "restore": .restore, "a": .accept, "accept": .accept])
+            try ask(
+                "  [r]estore it with your change, or [a]ccept the delete? ", ["r": .restore, "restore": .restore, "a": .accept, "accept": .accept])
         }
 
         /// Asks until one of `answers` is typed.

@@ -95,12 +95,13 @@ import Testing
                 seen.append(event)
                 if case .pushFinished = event { break }
             }
-            #expect(seen == [
-                .pushStarted(operations: 2),
-                .operationPushed(table: "todo", itemId: "a", kind: .insert, succeeded: true),
-                .operationPushed(table: "todo", itemId: "b", kind: .insert, succeeded: false),
-                .pushFinished(succeeded: 1, failed: 1),
-            ])
+            #expect(
+                seen == [
+                    .pushStarted(operations: 2),
+                    .operationPushed(table: "todo", itemId: "a", kind: .insert, succeeded: true),
+                    .operationPushed(table: "todo", itemId: "b", kind: .insert, succeeded: false),
+                    .pushFinished(succeeded: 1, failed: 1),
+                ])
         }
     }
 }

@@ -36,10 +36,12 @@ import Testing
     func keepingTheLocalChangeOfADuplicateInsertUpdatesTheServerItem(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             try await f.table().insert(todo("a", "mine"))
-            let failure = try await conflict(f, [
-                try Self.response(409, ["id": "a", "text": "mine"]),  // the sent item, echoed
-                try Self.response(200, todo("a", "theirs", version: "v9"), eTag: "v9"),
-            ])
+            let failure = try await conflict(
+                f,
+                [
+                    try Self.response(409, ["id": "a", "text": "mine"]),  // the sent item, echoed
+                    try Self.response(200, todo("a", "theirs", version: "v9"), eTag: "v9"),
+                ])
             #expect(failure.conflict == .changedOnServer && failure.isConflict && !failure.isDeletedOnServer)
             try await failure.keepLocalChange()
             #expect(try await f.operations().map(\.kind) == [.update])
@@ -95,10 +97,12 @@ import Testing
         try await withClient(kind) { f in
             try await f.store.upsert(table: "todo", items: [todo("a", "before", version: "v1")])
             try await f.table().update(todo("a", "my edit", version: "v1"))
-            let failure = try await conflict(f, [
-                try Self.response(status, ["error": "gone"]),
-                try Self.response(200, Self.deleted("a", "before", version: "v2"), eTag: "v2"),
-            ])
+            let failure = try await conflict(
+                f,
+                [
+                    try Self.response(status, ["error": "gone"]),
+                    try Self.response(200, Self.deleted("a", "before", version: "v2"), eTag: "v2"),
+                ])
             #expect(f.transport.requests.last?.line == "GET /app/tables/todo/a")
             #expect(failure.conflict == .deletedOnServer && failure.statusCode == status)
             #expect(failure.serverItem?["version"] == "v2")
@@ -157,9 +161,11 @@ import Testing
         try await withClient(kind) { f in
             try await f.store.upsert(table: "todo", items: [todo("a", "before", version: "v1")])
             try await f.table().update(todo("a", "my edit", version: "v1"))
-            let failure = try await conflict(f, [
-                try Self.response(status, ["id": "a", "text": "my edit"]), try Self.response(404, ["error": "not found"]),
-            ])
+            let failure = try await conflict(
+                f,
+                [
+                    try Self.response(status, ["id": "a", "text": "my edit"]), try Self.response(404, ["error": "not found"]),
+                ])
             #expect(failure.conflict == .missingOnServer && failure.isConflict && failure.serverItem == nil)
             #expect(failure.statusCode == status)
             // "Use client" inserts it again.

@@ -106,12 +106,14 @@ import Testing
     }
 
     /// A real difference stays a conflict, also for an operation that may have reached the server.
-    @Test(arguments: StoreKind.allCases, [
-        ["text": "milk", "count": 2] as JSONObject,  // a value differs
-        ["text": "milk", "count": 1, "note": "from another device"],  // a property the client never sent
-        ["text": "milk"],  // a property the client sent is missing
-        ["text": "Milk", "count": 1],  // text compares exactly
-    ])
+    @Test(
+        arguments: StoreKind.allCases,
+        [
+            ["text": "milk", "count": 2] as JSONObject,  // a value differs
+            ["text": "milk", "count": 1, "note": "from another device"],  // a property the client never sent
+            ["text": "milk"],  // a property the client sent is missing
+            ["text": "Milk", "count": 1],  // text compares exactly
+        ])
     func aRealDifferenceIsAConflict(kind: StoreKind, server: JSONObject) async throws {
         try await withClient(kind) { f in
             try await f.table().insert(["id": "a", "text": "milk", "count": 1])

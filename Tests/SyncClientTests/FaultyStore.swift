@@ -1,6 +1,6 @@
 import Foundation
-import SyncStore
 import SyncSQL
+import SyncStore
 import SyncWire
 import Synchronization
 
@@ -93,7 +93,9 @@ final class FaultyWriter: FaultyReader, StoreWriter {
     func delete(table: String, ids: [String]) throws { try writer.delete(table: table, ids: ids) }
     func delete(_ query: QueryDescription) throws { try writer.delete(query) }
     func deleteAll(table: String) throws { try writer.deleteAll(table: table) }
-    func addOperation(kind: TableOperationRecord.Kind, table: String, itemId: String, item: JSONObject?) throws
+    func addOperation(
+        kind: TableOperationRecord.Kind, table: String, itemId: String, item: JSONObject?
+    ) throws
         -> TableOperationRecord
     {
         try writer.addOperation(kind: kind, table: table, itemId: itemId, item: item)

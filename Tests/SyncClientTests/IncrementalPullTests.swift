@@ -20,7 +20,9 @@ import Testing
     func eachPageRaisesTheTokenAndTheNextPullStartsFromIt(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             let table = try f.table()
-            f.transport.enqueuePage([serverItem("a", "1", updatedAt: "1999-12-03T15:44:29Z"), serverItem("b", "2", updatedAt: "1999-12-01T00:00:00Z")])
+            f.transport.enqueuePage([
+                serverItem("a", "1", updatedAt: "1999-12-03T15:44:29Z"), serverItem("b", "2", updatedAt: "1999-12-01T00:00:00Z"),
+            ])
             f.transport.enqueuePage([serverItem("c", "3", updatedAt: "1999-12-04T16:44:59Z")])
             f.transport.enqueuePage([])
             try await table.pull(queryId: "test_1")
@@ -52,9 +54,11 @@ import Testing
             let filter = try #require(Self.query(first)["$filter"])
             #expect(filter == "(text eq 'MATCH') and (updatedAt ge datetimeoffset'1970-01-01T00:00:00.000Z')")
             let parsed = try ODataParser.parseFilter(filter)
-            #expect(parsed == .binary(
-                .and, .binary(.eq, .member("text"), .literal(.string("MATCH"))),
-                .binary(.ge, .member("updatedAt"), .literal(.date(Date(timeIntervalSince1970: 0))))))
+            #expect(
+                parsed
+                    == .binary(
+                        .and, .binary(.eq, .member("text"), .literal(.string("MATCH"))),
+                        .binary(.ge, .member("updatedAt"), .literal(.date(Date(timeIntervalSince1970: 0))))))
         }
     }
 

@@ -1,6 +1,6 @@
 import SyncClient
-import Testing
 import SyncStore
+import Testing
 
 @testable import SyncClient
 

@@ -146,7 +146,9 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func itemsWithoutAnIdAreIgnored(kind: StoreKind) async throws {
         try await withClient(kind) { f in
-            f.transport.enqueuePage([["text": "no id", "updatedAt": "2001-01-01T00:00:00.000Z"], ["id": 5, "text": "int id"], serverItem("ok", "fine")])
+            f.transport.enqueuePage([
+                ["text": "no id", "updatedAt": "2001-01-01T00:00:00.000Z"], ["id": 5, "text": "int id"], serverItem("ok", "fine"),
+            ])
             f.transport.enqueuePage([])
             let applied = try await f.table().pull()
             #expect(applied == 1, "only the item with an id counts")
@@ -214,10 +216,11 @@ import Testing
                 seen.append(event)
                 if case .pullFinished = event { break }
             }
-            #expect(seen == [
-                .pullStarted(table: "todo", queryId: nil), .pagePulled(table: "todo", items: 3, total: 3),
-                .pagePulled(table: "todo", items: 2, total: 5), .pullFinished(table: "todo", items: 5),
-            ])
+            #expect(
+                seen == [
+                    .pullStarted(table: "todo", queryId: nil), .pagePulled(table: "todo", items: 3, total: 3),
+                    .pagePulled(table: "todo", items: 2, total: 5), .pullFinished(table: "todo", items: 5),
+                ])
         }
     }
 }

@@ -32,9 +32,11 @@ import Testing
 
     /// A strong `ETag` header overrides the body's version; a weak one names no exact version
     /// (RFC 9110 strong comparison), so the body's stays.
-    @Test(arguments: StoreKind.allCases, [
-        (header: "\"from\\\"header\"", version: "from\"header"), (header: "W/\"weak\"", version: "body"),
-    ])
+    @Test(
+        arguments: StoreKind.allCases,
+        [
+            (header: "\"from\\\"header\"", version: "from\"header"), (header: "W/\"weak\"", version: "body"),
+        ])
     func theETagHeaderOverridesTheBodyVersionUnlessWeak(kind: StoreKind, eTag: (header: String, version: String)) async throws {
         try await withClient(kind) { f in
             try await f.table().insert(todo("a", "first"))

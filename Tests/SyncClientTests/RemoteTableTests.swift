@@ -6,7 +6,7 @@ import SyncWire
 import Testing
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+import FoundationNetworking
 #endif
 
 /// Online tables, typed access, and building real HTTP requests.

@@ -1,9 +1,10 @@
 import Foundation
-@testable import SyncClient
 import SyncStore
 import SyncTestSupport
-@testable import SyncWire
 import Testing
+
+@testable import SyncClient
+@testable import SyncWire
 
 /// Push, pull and purge take turns: one waits while another runs, in call order, and one whose
 /// task is cancelled while it waits ends at once, reading and sending nothing.

@@ -26,7 +26,8 @@ import Testing
 
     @Test func everyStoreWorkloadRunsOnBothStoresAndLeavesNothingBehind() async throws {
         try #require(bench.isBuilt, "build the sync-bench product first (scripts/test does)")
-        let scratch = try TemporaryDirectory(prefix: "bench"); defer { scratch.remove() }
+        let scratch = try TemporaryDirectory(prefix: "bench")
+        defer { scratch.remove() }
         let result = try await bench.run(
             ["--workloads", "store,key-derivation", "--offline-items", "40", "--pulled-items", "120", "--runs", "1", "--json"],
             environment: ["TMPDIR": scratch.url.path])
@@ -48,7 +49,8 @@ import Testing
 
     @Test func everyEndToEndWorkloadRunsWithTinySizesAndLeavesNothingBehind() async throws {
         try #require(bench.isBuilt, "build the sync-bench product first (scripts/test does)")
-        let scratch = try TemporaryDirectory(prefix: "bench"); defer { scratch.remove() }
+        let scratch = try TemporaryDirectory(prefix: "bench")
+        defer { scratch.remove() }
         let workloads = "reference,full-pull,incremental-pull,push-inserts,push-updates,offline-writes,encrypt,rotate"
         let result = try await bench.run(
             ["--workloads", workloads, "--items", "300", "--operations", "20", "--store-megabytes", "1", "--runs", "1", "--json"],
@@ -95,12 +97,14 @@ import Testing
 
     @Test func aMissingServerExecutableIsNamed() async throws {
         try #require(bench.isBuilt, "build the sync-bench product first (scripts/test does)")
-        let scratch = try TemporaryDirectory(prefix: "bench"); defer { scratch.remove() }
+        let scratch = try TemporaryDirectory(prefix: "bench")
+        defer { scratch.remove() }
         // A sync-bench alone in a directory: it looks for sync-server beside itself.
         let lonely = scratch.file("sync-bench")
         do { try FileManager.default.linkItem(at: bench.url, to: lonely) } catch { try FileManager.default.copyItem(at: bench.url, to: lonely) }
         let result = try runProgram(
-            lonely.path, ["--workloads", "full-pull", "--items", "10"], environment: bench.baseEnvironment.merging(["TMPDIR": scratch.url.path]) { $1 })
+            lonely.path, ["--workloads", "full-pull", "--items", "10"],
+            environment: bench.baseEnvironment.merging(["TMPDIR": scratch.url.path]) { $1 })
         #expect(result.status != 0)
         #expect(result.error.contains("sync-server is missing from \(scratch.url.path)"), "\(result.error)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) == ["sync-bench"])

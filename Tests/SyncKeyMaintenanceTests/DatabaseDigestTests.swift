@@ -1,10 +1,11 @@
 import Foundation
-@testable import SyncKeyMaintenance
 import SyncKeys
+import SyncSQL
 import SyncSQLite
 import SyncTestSupport
 import Testing
-import SyncSQL
+
+@testable import SyncKeyMaintenance
 
 /// The content digest that proves a re-encrypted copy complete.
 @Suite struct DatabaseDigestTests {
@@ -27,10 +28,12 @@ import SyncSQL
     }
 
     @Test func theDigestIsSHA256OfTheDocumentedRowEncoding() throws {
-        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let url = directory.file("plain.db")
         try Self.makeDatabase(at: url, key: nil)
-        let connection = try Self.open(url, key: nil); defer { connection.close() }
+        let connection = try Self.open(url, key: nil)
+        defer { connection.close() }
         let digest = try DatabaseDigest.compute(connection)
         // Computed independently (Python's hashlib) over the encoding DatabaseDigest documents: per
         // row `R` + u64le(count), then per value a tag (N I F T B) + u64le(length) + its bytes
@@ -43,13 +46,16 @@ import SyncSQL
     }
 
     @Test func equalContentUnderAnotherKeyHasTheSameDigestAndAnyChangeIsNamed() throws {
-        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let plainURL = directory.file("plain.db"), keyedURL = directory.file("keyed.db")
         let key = try SecretBytes.random(count: 32)
         try Self.makeDatabase(at: plainURL, key: nil)
         try Self.makeDatabase(at: keyedURL, key: key)
-        let plain = try Self.open(plainURL, key: nil); defer { plain.close() }
-        let keyed = try Self.open(keyedURL, key: key); defer { keyed.close() }
+        let plain = try Self.open(plainURL, key: nil)
+        defer { plain.close() }
+        let keyed = try Self.open(keyedURL, key: key)
+        defer { keyed.close() }
         let before = try DatabaseDigest.compute(plain)
         #expect(try DatabaseDigest.compute(keyed) == before)
 

@@ -8,7 +8,8 @@ import Testing
 /// `StoreKeys.status`: what can be known about a store's keys without its passphrase.
 @Suite struct KeyStatusTests {
     @Test func rotationIsDueAfterTheConfiguredPeriod() async throws {
-        let (test, store) = try await TestStore.make(.encrypted); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(.encrypted)
+        defer { test.directory.remove() }
         await store.close()
         let envelope = KeyEnvelope.url(forDatabase: test.url)
         let created = try #require(KeyEnvelope.date(from: try KeyEnvelope.read(from: envelope).keyCreatedAt))

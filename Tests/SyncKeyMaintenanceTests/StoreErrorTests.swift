@@ -61,10 +61,12 @@ import Testing
         #expect(StoreError.invalidItem("every item needs a valid string id").description == "Invalid item: every item needs a valid string id")
         #expect(StoreError.invalidPassphrase("The passphrase is empty.").description == "The passphrase is empty.")
         #expect(StoreError(KeyError.emptyPassphrase).description == KeyError.emptyPassphrase.description)
-        #expect(StoreError.keyMaterialCorrupt("a data key must be 32 bytes").description
-            == "The store's key file is damaged or was modified: a data key must be 32 bytes")
-        #expect(StoreError.verificationFailed("integrity check").description
-            == "The re-encrypted copy failed its check (integrity check); the store was left unchanged.")
+        #expect(
+            StoreError.keyMaterialCorrupt("a data key must be 32 bytes").description
+                == "The store's key file is damaged or was modified: a data key must be 32 bytes")
+        #expect(
+            StoreError.verificationFailed("integrity check").description
+                == "The re-encrypted copy failed its check (integrity check); the store was left unchanged.")
         let sqlite = SQLiteError(code: .full, message: "database or disk is full")
         let database = StoreError.database(sqlite)
         #expect(database == .database && database.description == sqlite.description)

@@ -9,7 +9,8 @@ import Testing
 /// Every `sync-keys` command through the built executable, on temporary directories.
 @Suite struct CommandTests {
     @Test func initCreatesAnEncryptedStoreWithPrivateFilesAndRefusesToOverwrite() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         for name in ["store.db", "store.db.keys"] {
             let mode = try #require(FileManager.default.attributesOfItem(atPath: fixture.directory.path(name))[.posixPermissions] as? Int)
             #expect(mode & 0o077 == 0, "\(name) is \(String(mode, radix: 8))")
@@ -24,7 +25,8 @@ import Testing
     }
 
     @Test func initCreatesAMissingDirectoryWithMode0700() throws {
-        let parent = try TemporaryDirectory(); defer { parent.remove() }
+        let parent = try TemporaryDirectory()
+        defer { parent.remove() }
         let database = parent.url.appendingPathComponent("field/unit-7/store.db")
         let result = try CLI.run(
             ["init", "--store", database.path, "--profile", "insecure-test"], environment: ["CIPHERSYNC_PASSPHRASE": makePassphrase()])
@@ -34,7 +36,8 @@ import Testing
     }
 
     @Test func statusWorksWithoutThePassphraseAndReportsKeysSlotsAndRotation() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let result = try CLI.run(["status", "--store", fixture.database.path, "--json"], environment: ["CIPHERSYNC_PASSPHRASE": nil])
         #expect(result.exitCode == 0, "\(result)")
         let status = try JSONDecoder().decode(StoreKeyStatus.self, from: Data(result.stdout.utf8))
@@ -54,7 +57,8 @@ import Testing
     }
 
     @Test func changePassphraseRewrapsOnlyAndTheOldPassphraseStopsWorking() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let database = try Data(contentsOf: fixture.database)
         let newPassphrase = makePassphrase()
         // Both secrets on descriptors of their own (3 and 4), never in argv.
@@ -70,7 +74,8 @@ import Testing
     }
 
     @Test func bothSecretsCanComeFromOneDescriptorOneLineEach() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let newPassphrase = makePassphrase()
         let result = try CLI.run(
             ["change-passphrase", "--store", fixture.database.path, "--passphrase-fd", "0", "--new-passphrase-fd", "0"],
@@ -84,7 +89,8 @@ import Testing
     }
 
     @Test func rotateReencryptsEverythingUnderANewKeyThatAloneOpensTheStore() async throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 3_000, operations: 300)
         let before = try await Workload.content(of: store)
@@ -109,7 +115,8 @@ import Testing
     }
 
     @Test func verifyPassesOnASoundStoreAndFailsOnEachAtRestProblem() throws {
-        let fixture = try Fixture.create(profile: "pbkdf2-sha512"); defer { fixture.remove() }
+        let fixture = try Fixture.create(profile: "pbkdf2-sha512")
+        defer { fixture.remove() }
         let json = try fixture.run("verify", ["--json"])
         #expect(json.exitCode == 0, "\(json)")
         let report = try JSONDecoder().decode(StoreVerificationReport.self, from: Data(json.stdout.utf8))
@@ -128,14 +135,16 @@ import Testing
     }
 
     @Test func verifyFailsTheFloorCheckForTheTestProfile() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let result = try fixture.run("verify")
         #expect(result.exitCode == 1)
         #expect(result.stdout.contains("FAIL  kdf-floor") && result.stdout.contains("PASS  integrity"))
     }
 
     @Test func addRecoveryKeyPrintsACodeOnceThatCanSetANewPassphrase() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let database = try Data(contentsOf: fixture.database)
         let added = try fixture.run("add-recovery-key")
         #expect(added.exitCode == 0, "\(added)")
@@ -164,7 +173,8 @@ import Testing
     }
 
     @Test func aWrongOrMalformedRecoveryCodeChangesNothing() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         #expect(try fixture.run("add-recovery-key").exitCode == 0)
         let before = try fixture.files()
         let wrongCode = try CLI.run(

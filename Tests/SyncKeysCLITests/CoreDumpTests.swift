@@ -12,7 +12,8 @@ import Testing
 /// normalisation before the key derivation has work to do.
 @Suite(.serialized) struct CoreDumpTests {
     @Test func verifyLeavesNoSecretInItsMemory() async throws {
-        let store = try SecretStore.make(); defer { store.fixture.remove() }
+        let store = try SecretStore.make()
+        defer { store.fixture.remove() }
         let secrets = try store.secrets()
         let (dump, result) = try await dumpAtClose(CLI, ["verify", "--store", store.path], environment: store.passphraseEnvironment)
         #expect(result.exitCode == 1, "the test profile fails kdf-floor, everything else passes: \(result)")
@@ -21,9 +22,11 @@ import Testing
     }
 
     @Test func rotateLeavesNoSecretInItsMemory() async throws {
-        let store = try SecretStore.make(); defer { store.fixture.remove() }
+        let store = try SecretStore.make()
+        defer { store.fixture.remove() }
         let oldKey = try store.dataKeyForms(named: "old data key")
-        let file = try store.passphraseFile(); defer { try? FileManager.default.removeItem(at: file) }
+        let file = try store.passphraseFile()
+        defer { try? FileManager.default.removeItem(at: file) }
         let (dump, result) = try await dumpAtClose(CLI, ["rotate", "--store", store.path, "--passphrase-file", file.path])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("Rotated the data key"))
@@ -31,7 +34,8 @@ import Testing
     }
 
     @Test func changePassphraseLeavesNeitherPassphraseInItsMemory() async throws {
-        let store = try SecretStore.make(); defer { store.fixture.remove() }
+        let store = try SecretStore.make()
+        defer { store.fixture.remove() }
         let secrets = try store.secrets()
         let newPassphrase = makeUnicodePassphrase()
         let (dump, result) = try await dumpAtClose(
@@ -45,7 +49,8 @@ import Testing
     }
 
     @Test func changePassphraseWithTheRecoveryCodeLeavesNoSecretInItsMemory() async throws {
-        let store = try SecretStore.make(); defer { store.fixture.remove() }
+        let store = try SecretStore.make()
+        defer { store.fixture.remove() }
         let secrets = try store.secrets()
         let newPassphrase = makeUnicodePassphrase()
         let file = try store.fixture.directory.url.deletingLastPathComponent()
@@ -61,7 +66,8 @@ import Testing
     }
 
     @Test func addRecoveryKeyLeavesNeitherCodeInItsMemory() async throws {
-        let store = try SecretStore.make(); defer { store.fixture.remove() }
+        let store = try SecretStore.make()
+        defer { store.fixture.remove() }
         let secrets = try store.secrets()
         let (dump, result) = try await dumpAtClose(
             CLI, ["add-recovery-key", "--store", store.path], environment: store.passphraseEnvironment)
@@ -72,7 +78,8 @@ import Testing
     }
 
     @Test func todoHoldsNoSecretOnceItsStoreIsClosed() async throws {
-        let directory = try TemporaryDirectory(prefix: "todo-core"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "todo-core")
+        defer { directory.remove() }
         let todo = BuiltTool("todo", environment: ["CIPHERSYNC_ALLOW_INSECURE_PROFILE": "1"])
         let passphrase = makeUnicodePassphrase()
         let path = directory.path("todo.db")
@@ -123,7 +130,8 @@ private func dumpWhenStopped(_ child: RunningTool) throws -> (CoreDump, ToolResu
     if let ended = child.waitUntilStopped() {
         throw CoreDumpError(message: "the tool ended without pausing: \(ended)")
     }
-    let scratch = try TemporaryDirectory(prefix: "core"); defer { scratch.remove() }
+    let scratch = try TemporaryDirectory(prefix: "core")
+    defer { scratch.remove() }
     let dump: CoreDump
     do {
         dump = try CoreDump.take(of: child.pid, in: scratch.url)
@@ -159,7 +167,8 @@ struct SecretStore {
 
     static func make() throws -> SecretStore {
         let fixture = try Fixture.create(passphrase: makeUnicodePassphrase())
-        let added = try fixture.run("add-recovery-key", environment: ["CIPHERSYNC_PASSPHRASE": fixture.passphrase.decomposedStringWithCanonicalMapping])
+        let added = try fixture.run(
+            "add-recovery-key", environment: ["CIPHERSYNC_PASSPHRASE": fixture.passphrase.decomposedStringWithCanonicalMapping])
         try #require(added.exitCode == 0, "\(added)")
         let code = try #require(added.stdout.split(separator: "\n").first.map(String.init))
         return SecretStore(fixture: fixture, recoveryCode: code)

@@ -42,7 +42,8 @@ import Testing
     }
 
     @Test func encryptReplacesThePlaintextAndItsSideFiles() async throws {
-        let (fixture, content, markers) = try await Self.plainStore(rows: 2_000); defer { fixture.remove() }
+        let (fixture, content, markers) = try await Self.plainStore(rows: 2_000)
+        defer { fixture.remove() }
         #expect(try !Self.plaintextHits(markers, in: fixture).isEmpty, "the markers are visible before")
         let result = try fixture.run("encrypt", ["--profile", "insecure-test"])
         #expect(result.exitCode == 0, "\(result)")
@@ -57,7 +58,8 @@ import Testing
     }
 
     @Test func encryptRefusesAStoreThatIsOpen() async throws {
-        let (fixture, _, _) = try await Self.plainStore(rows: 100); defer { fixture.remove() }
+        let (fixture, _, _) = try await Self.plainStore(rows: 100)
+        defer { fixture.remove() }
         let store = try await SQLiteStore.open(at: fixture.database, encryption: .none)
         let before = try fixture.files()
         let result = try fixture.run("encrypt", ["--profile", "insecure-test"])
@@ -67,9 +69,11 @@ import Testing
     }
 
     @Test func killedAtEveryStepTheMigrationResumesWithNothingLost() async throws {
-        let (template, content, markers) = try await Self.plainStore(rows: 2_000); defer { template.remove() }
+        let (template, content, markers) = try await Self.plainStore(rows: 2_000)
+        defer { template.remove() }
         for (index, step) in Self.steps.enumerated() {
-            let fixture = try Fixture.copy(of: template); defer { fixture.remove() }
+            let fixture = try Fixture.copy(of: template)
+            defer { fixture.remove() }
             let killed = try fixture.run("encrypt", ["--profile", "insecure-test"], environment: [FaultHook.variable: step.rawValue])
             #expect(killed.wasKilled, "\(step): \(killed)")
             if !Self.afterEnvelope.contains(step) {

@@ -34,7 +34,8 @@ import Testing
     }
 
     @Test func theIndependentDecoderAndStockSQLCipherReadWhatTheToolWrote() async throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 500, operations: 60)
         let token = try #require(try await store.read { try $0.configValue(forKey: Workload.tokenKeys[0]) })
@@ -61,7 +62,8 @@ import Testing
     /// them: the pending one once the rename happened, the current one before (FORMAT.md §5).
     @Test(arguments: [KeyMaintenanceStep.exported, .renamed])
     func anInterruptedRotationIsReadableFromTheDocumentAlone(_ step: KeyMaintenanceStep) async throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 200, operations: 20)
         let token = try #require(try await store.read { try $0.configValue(forKey: Workload.tokenKeys[0]) })

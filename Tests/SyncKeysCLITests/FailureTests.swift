@@ -10,7 +10,8 @@ import Testing
 
     @Test(arguments: passphraseCommands)
     func aWrongPassphraseExits3AndChangesNothing(_ command: String) throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let before = try fixture.files()
         let result = try fixture.run(command, environment: ["CIPHERSYNC_PASSPHRASE": makePassphrase()])
         #expect(result.exitCode == 3, "\(result)")
@@ -19,7 +20,8 @@ import Testing
     }
 
     @Test func aWrongCurrentPassphraseForChangePassphraseExits3() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let before = try fixture.files()
         let result = try fixture.run(
             "change-passphrase", environment: ["CIPHERSYNC_PASSPHRASE": makePassphrase(), "CIPHERSYNC_NEW_PASSPHRASE": makePassphrase()])
@@ -28,7 +30,8 @@ import Testing
     }
 
     @Test func emptyAndOverLongPassphrasesExit2WhereverTheyComeFrom() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let before = try fixture.files()
         let long = String(repeating: "p", count: 1_025)
         let file = fixture.directory.url.deletingLastPathComponent().appendingPathComponent("pp-\(UUID().uuidString)")
@@ -48,7 +51,8 @@ import Testing
             #expect(!result.stderr.contains(long), "\(name)")
         }
         let empty = try CLI.run(
-            ["change-passphrase", "--store", fixture.database.path], environment: [
+            ["change-passphrase", "--store", fixture.database.path],
+            environment: [
                 "CIPHERSYNC_PASSPHRASE": fixture.passphrase, "CIPHERSYNC_NEW_PASSPHRASE": "",
             ])
         #expect(empty.exitCode == 2, "\(empty)")
@@ -56,7 +60,8 @@ import Testing
     }
 
     @Test func noPassphraseSourceAndConflictingSourcesAreUsageErrors() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let none = try CLI.run(["rotate", "--store", fixture.database.path])
         #expect(none.exitCode == 2 && none.stderr.contains("No passphrase given"))
         let both = try CLI.run(["verify", "--store", fixture.database.path, "--passphrase-fd", "0", "--passphrase-file", "/dev/null"])
@@ -71,7 +76,8 @@ import Testing
 
     @Test(arguments: ["rotate", "verify", "status", "change-passphrase", "add-recovery-key"])
     func aMissingEnvelopeExits4AndNothingIsCreated(_ command: String) throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         try FileManager.default.removeItem(at: fixture.envelope)
         let before = try fixture.files()
         let result = try fixture.run(command, environment: ["CIPHERSYNC_NEW_PASSPHRASE": makePassphrase()])
@@ -83,7 +89,8 @@ import Testing
     /// recomputed (the MAC catches it), the KDF cost lowered.
     @Test(arguments: ["truncated", "version", "keyId", "wrappedDataKey", "kdf"])
     func aTamperedEnvelopeExits4AndNothingChanges(_ damage: String) throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let original = try Data(contentsOf: fixture.envelope)
         var object = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
         switch damage {
@@ -127,7 +134,8 @@ import Testing
     }
 
     @Test func rotationIsRefusedWhileTheStoreIsOpen() async throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 50, operations: 5)
         let result = try fixture.run("rotate")
@@ -140,7 +148,8 @@ import Testing
     }
 
     @Test func aReadOnlyDirectoryExits1AndChangesNothing() throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         try FileManager.default.removeItem(at: fixture.directory.file("store.db.lock"))
         let before = try fixture.files()
         try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: fixture.directory.url.path)
@@ -163,14 +172,16 @@ import Testing
 /// otherwise a file-size limit on the tool (`prlimit --fsize`).
 @Suite struct FullDiskTests {
     @Test func rotationOnAFullDiskExits1AndLeavesTheStoreAsItWas() async throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 4_000, operations: 100)
         let content = try await Workload.content(of: store)
         await store.close()
         let size = try #require(try FileManager.default.attributesOfItem(atPath: fixture.database.path)[.size] as? Int)
 
-        let mountPoint = try TemporaryDirectory(prefix: "sync-keys-full"); defer { mountPoint.remove() }
+        let mountPoint = try TemporaryDirectory(prefix: "sync-keys-full")
+        defer { mountPoint.remove() }
         let mounted = shell("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size + size / 2),mode=0700", "tmpfs", mountPoint.url.path])
         defer { if mounted { _ = shell("/bin/umount", [mountPoint.url.path]) } }
         let target = mounted ? mountPoint.url : fixture.directory.url
@@ -210,7 +221,8 @@ import Testing
 /// A damaged database and a store held by a rotation.
 @Suite struct DamageTests {
     @Test func aDamagedPageFailsVerifyAndStopsRotationWithNothingChanged() async throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 2_000, operations: 10)
         await store.close()
@@ -229,7 +241,8 @@ import Testing
     }
 
     @Test func theStoreDoesNotOpenWhileAKeyProcedureHoldsItsLock() async throws {
-        let fixture = try Fixture.create(); defer { fixture.remove() }
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
         // What a running rotation holds: an exclusive flock on <database>.lock. Close-on-exec, or
         // a process another test spawns meanwhile would inherit the lock and hold it past close().
         let fd = open(fixture.database.path + ".lock", O_RDWR | O_CLOEXEC)

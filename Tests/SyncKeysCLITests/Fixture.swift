@@ -133,10 +133,11 @@ enum Workload {
                 let id = String(format: "item-%06d-\(seed)", i)
                 let op = try w.addOperation(kind: kind, table: table, itemId: id, item: ["id": .string(id), "n": .int(Int64(i))])
                 if i % 3 == 0 {
-                    try w.addOperationError(OperationErrorRecord(
-                        operationId: op.id, operationVersion: 1, kind: kind, table: table, itemId: id, statusCode: 412,
-                        message: "precondition failed \(i)", item: ["id": .string(id)], serverItem: ["id": .string(id), "v": .int(2)],
-                        rawResponse: "{\"id\":\"\(id)\"}"))
+                    try w.addOperationError(
+                        OperationErrorRecord(
+                            operationId: op.id, operationVersion: 1, kind: kind, table: table, itemId: id, statusCode: 412,
+                            message: "precondition failed \(i)", item: ["id": .string(id)], serverItem: ["id": .string(id), "v": .int(2)],
+                            rawResponse: "{\"id\":\"\(id)\"}"))
                 }
             }
             for (i, key) in tokenKeys.enumerated() {
@@ -161,9 +162,10 @@ enum Workload {
                 rows: try r.read(QueryDescription(table: table, orderBy: [OrderBy("id")])).items,
                 operations: try r.operations(table: nil),
                 errors: try r.operationErrors(),
-                config: Dictionary(uniqueKeysWithValues: try tokenKeys.compactMap { key in
-                    try r.configValue(forKey: key).map { (key, $0) }
-                }))
+                config: Dictionary(
+                    uniqueKeysWithValues: try tokenKeys.compactMap { key in
+                        try r.configValue(forKey: key).map { (key, $0) }
+                    }))
         }
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 import SyncKeys
+import SyncSQLite
 import SyncStore
 import SyncTestSupport
 import Testing
-import SyncSQLite
 
 /// Kill -9 during `sync-keys rotate`, at every step boundary and at random points of the copy,
 /// on a store of tens of thousands of rows with a queue, errors, delta tokens and un-checkpointed
@@ -22,7 +22,8 @@ import SyncSQLite
     /// A store as an app killed mid-session leaves it: filled, then a last batch of writes still in
     /// the WAL. Returns the copy of its files and the content every recovery must reproduce.
     static func crashedStore(rows: Int = 20_000, operations: Int = 2_000) async throws -> (Fixture, StoreContent) {
-        let live = try Fixture.create(); defer { live.remove() }
+        let live = try Fixture.create()
+        defer { live.remove() }
         let store = try await live.open()
         try await Workload.fill(store, rows: rows, operations: operations)
         try await store.upsert(table: Workload.table, items: (0..<300).map { Workload.item($0 * 7, seed: 9) })
@@ -39,10 +40,12 @@ import SyncSQLite
     }
 
     @Test func killedAtEveryStepBoundaryTheStoreKeepsEverything() async throws {
-        let (template, content) = try await Self.crashedStore(); defer { template.remove() }
+        let (template, content) = try await Self.crashedStore()
+        defer { template.remove() }
         let oldKeyId = try KeyEnvelope.read(from: template.envelope).keyId
         for (index, step) in Self.steps.enumerated() {
-            let fixture = try Fixture.copy(of: template); defer { fixture.remove() }
+            let fixture = try Fixture.copy(of: template)
+            defer { fixture.remove() }
             let oldKey = try fixture.keys().dataKey
             let killed = try fixture.run("rotate", environment: [FaultHook.variable: step.rawValue])
             #expect(killed.wasKilled, "\(step): \(killed)")
@@ -75,11 +78,13 @@ import SyncSQLite
     }
 
     @Test func killedAtRandomPointsOfTheCopyTheStoreKeepsEverything() async throws {
-        let (template, content) = try await Self.crashedStore(); defer { template.remove() }
+        let (template, content) = try await Self.crashedStore()
+        defer { template.remove() }
         var generator = SystemRandomNumberGenerator()
         let points = (1...7).shuffled(using: &generator).prefix(4).sorted()
         for point in points {
-            let fixture = try Fixture.copy(of: template); defer { fixture.remove() }
+            let fixture = try Fixture.copy(of: template)
+            defer { fixture.remove() }
             let oldKey = try fixture.keys().dataKey
             let killed = try fixture.run("rotate", environment: [FaultHook.variable: "progress:\(point)"])
             #expect(killed.wasKilled, "progress \(point): \(killed)")

@@ -1,9 +1,9 @@
+import ArgumentParser
 import Foundation
 import SyncCLI
 import SyncKeyMaintenance
 import SyncKeys
 import Testing
-import ArgumentParser
 
 /// The shared CLI module in-process: secrets from the environment and descriptors, exit codes.
 @Suite(.serialized) struct SyncCLITests {

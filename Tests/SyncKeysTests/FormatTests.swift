@@ -19,7 +19,8 @@ import Testing
 
     @Test(arguments: [KeyProfile.insecureTest, .pbkdf2SHA512])
     func independentDecoderUnwrapsTheSameKey(_ profile: KeyProfile) throws {
-        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let secret = SecretBytes(Array("Grüße aus dem Feld \(UUID().uuidString)".utf8))
         let (envelope, key) = try KeyEnvelope.create(passphrase: secret, profile: profile, allowInsecureProfile: true)
         let url = directory.file("store.db.keys")

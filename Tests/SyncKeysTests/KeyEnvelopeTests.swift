@@ -104,7 +104,8 @@ func passphrase() -> SecretBytes { SecretBytes(Array("pass-\(UUID().uuidString)"
     }
 
     @Test func fileIsWrittenAtomicallyWithOwnerOnlyMode() throws {
-        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let url = directory.file("store.db.keys")
         let secret = passphrase()
         let (envelope, key) = try make(secret)

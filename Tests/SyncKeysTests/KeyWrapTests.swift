@@ -2,6 +2,8 @@ import Foundation
 import SyncKeys
 import Testing
 
+@testable import SyncKeys
+
 @Suite struct KeyWrapTests {
     @Test(arguments: [KeyWrap.Mode.kw, .kwp])
     func everyFlippedBitIsRejected(_ mode: KeyWrap.Mode) throws {
@@ -57,8 +59,6 @@ import Testing
         #expect(a.count == 32 && a != b)
     }
 }
-
-@testable import SyncKeys
 
 @Suite struct SecretWipeTests {
     @Test func wipeZeroesTheWholeBuffer() {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import SyncKeys
 import SyncTestSupport
 import Testing
+
+@testable import SyncKeys
 
 /// Passphrase normalisation (NFC on bytes, never through a `String`) against two references: the
 /// NFC of Python's `unicodedata` (the same Unicode version as the tables) for every assigned

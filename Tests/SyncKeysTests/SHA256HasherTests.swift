@@ -1,6 +1,7 @@
 import Foundation
-@testable import SyncKeys
 import Testing
+
+@testable import SyncKeys
 
 /// The incremental SHA-256: the FIPS 180-2 known answers, fed whole and in pieces, and a failing
 /// OpenSSL call that throws.

@@ -39,10 +39,11 @@ struct NumberedDialect: SQLDialect {
         let query = QueryDescription(
             table: "t", filter: filter, orderBy: [OrderBy("n", ascending: false)], top: 10, skip: 20, selection: ["id", "text"])
         let statement = try translator.select(query, extraFilter: .binary(.eq, .member("deleted"), .literal(.bool(false))))
-        #expect(statement.sql == #"""
-            SELECT "id", "text" FROM "t" WHERE ((position(lower(($1)) in lower(("text"))) > 0) AND (("done") = (TRUE)) \#
-            AND (("n") > ($2))) AND (("deleted") = (FALSE)) ORDER BY "n" DESC, lower(("id") COLLATE "C") ASC LIMIT $3 OFFSET $4
-            """#)
+        #expect(
+            statement.sql == #"""
+                SELECT "id", "text" FROM "t" WHERE ((position(lower(($1)) in lower(("text"))) > 0) AND (("done") = (TRUE)) \#
+                AND (("n") > ($2))) AND (("deleted") = (FALSE)) ORDER BY "n" DESC, lower(("id") COLLATE "C") ASC LIMIT $3 OFFSET $4
+                """#)
         #expect(statement.arguments == [.text("a"), .integer(3), .integer(10), .integer(20)])
     }
 
@@ -86,7 +87,8 @@ struct NumberedDialect: SQLDialect {
         let translator = SQLTranslator(table: "t", columns: columns, dialect: NumberedDialect(), restriction: owner)
         let query = QueryDescription(table: "t", filter: .binary(.gt, .member("n"), .literal(.int(3))), top: 1)
         let select = try translator.select(query)
-        #expect(select.sql == #"SELECT * FROM "t" WHERE ("$owner" = $1) AND (("n") > ($2)) ORDER BY lower(("id") COLLATE "C") ASC LIMIT $3 OFFSET $4"#)
+        #expect(
+            select.sql == #"SELECT * FROM "t" WHERE ("$owner" = $1) AND (("n") > ($2)) ORDER BY lower(("id") COLLATE "C") ASC LIMIT $3 OFFSET $4"#)
         #expect(select.arguments == [.text("alice"), .integer(3), .integer(1), .integer(0)])
         #expect(try translator.count(QueryDescription(table: "t")).sql == #"SELECT count(*) FROM "t" WHERE ("$owner" = $1)"#)
         #expect(try translator.delete(QueryDescription(table: "t")).arguments == [.text("alice")])
@@ -119,10 +121,11 @@ struct NumberedDialect: SQLDialect {
         #expect(contains.sql == #"instr(lower(("text")), lower((?))) > 0"#)
         #expect(contains.arguments == [.text("Mi")])
         let floor = try translator.expression(.function(.floor, [.member("price")]))
-        #expect(floor.sql == #"""
-            CASE WHEN ("price") >= 0 OR ("price") = CAST(("price") AS INTEGER) THEN CAST(("price") AS INTEGER) \#
-            ELSE CAST(("price") AS INTEGER) - 1 END
-            """#)
+        #expect(
+            floor.sql == #"""
+                CASE WHEN ("price") >= 0 OR ("price") = CAST(("price") AS INTEGER) THEN CAST(("price") AS INTEGER) \#
+                ELSE CAST(("price") AS INTEGER) - 1 END
+                """#)
         #expect(try translator.expression(.function(.year, [.member("due")])).sql == #"CAST(strftime('%Y', ("due")) AS INTEGER)"#)
         #expect(try translator.expression(.binary(.ne, .member("text"), .literal(.null))).sql == #"("text") IS NOT NULL"#)
         #expect(try translator.expression(.unary(.not, .member("complete"))).sql == #"NOT ("complete")"#)

@@ -1,12 +1,13 @@
 import Foundation
+import SyncSQL
 import SyncSQLite
 import SyncTestSupport
 import Testing
-import SyncSQL
 
 @Suite struct AttachTests {
     @Test func keyedAttachExportsIntoAnEncryptedFileThatOnlyTheNewKeyOpens() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let oldKey = randomKey(), newKey = randomKey()
         let source = try open(dir.path("a.db"), key: oldKey)
         try source.execute("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER); CREATE TABLE s (k INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT)")
@@ -28,7 +29,8 @@ import SyncSQL
         let header = try Data(contentsOf: dir.file("b.db")).prefix(16)
         #expect(header != Data("SQLite format 3\0".utf8))
         #expect(throws: SQLiteError.self) { try open(dir.path("b.db"), key: oldKey, mode: .readWrite) }
-        let copy = try open(dir.path("b.db"), key: newKey, mode: .readWrite); defer { copy.close() }
+        let copy = try open(dir.path("b.db"), key: newKey, mode: .readWrite)
+        defer { copy.close() }
         #expect(try copy.rows("SELECT rowid, * FROM t ORDER BY rowid") == before)
         #expect(try copy.scalar("SELECT seq FROM sqlite_sequence WHERE name = 's'") == .integer(50))
         #expect(try copy.integrityCheck() == ["ok"])
@@ -36,7 +38,8 @@ import SyncSQL
     }
 
     @Test func plainAttachOfAKeyedDatabaseWritesPlaintextOnlyWhenAskedTo() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let source = try open(dir.path("a.db"), key: randomKey())
         try source.execute("CREATE TABLE t (x TEXT)")
         try source.execute("INSERT INTO t VALUES ('hello')")
@@ -49,8 +52,10 @@ import SyncSQL
     }
 
     @Test func attachRejectsAKeyOfTheWrongLength() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
-        let source = try open(dir.path("a.db"), key: randomKey()); defer { source.close() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let source = try open(dir.path("a.db"), key: randomKey())
+        defer { source.close() }
         let short = [UInt8](repeating: 7, count: 31)
         #expect(throws: SQLiteError.self) {
             try short.withUnsafeBytes { try source.attach(path: dir.path("b.db"), as: "b", key: $0) }

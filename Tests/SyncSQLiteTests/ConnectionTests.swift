@@ -17,8 +17,10 @@ func open(_ path: String, key: [UInt8]?, mode: Connection.OpenMode = .readWriteC
 
 @Suite struct ConnectionTests {
     @Test func bindsAndReadsEveryValueType() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
-        let db = try open(dir.path("t.db"), key: nil); defer { db.close() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let db = try open(dir.path("t.db"), key: nil)
+        defer { db.close() }
         try db.execute("CREATE TABLE t (a, b, c, d, e)")
         let values: [SQLValue] = [.integer(-42), .real(2.5), .text("héllo ✓"), .blob([0, 1, 255]), .null]
         try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", values)
@@ -28,7 +30,8 @@ func open(_ path: String, key: [UInt8]?, mode: Connection.OpenMode = .readWriteC
     }
 
     @Test func keyedDatabaseReopensOnlyWithItsKey() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let path = dir.path("k.db")
         let key = randomKey()
         let db = try open(path, key: key)
@@ -40,7 +43,8 @@ func open(_ path: String, key: [UInt8]?, mode: Connection.OpenMode = .readWriteC
         let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16)
         #expect(header != Data("SQLite format 3\0".utf8))
 
-        let again = try open(path, key: key, mode: .readWrite); defer { again.close() }
+        let again = try open(path, key: key, mode: .readWrite)
+        defer { again.close() }
         #expect(try again.scalar("SELECT x FROM t") == .text("secret-marker"))
 
         var wrong = key
@@ -51,22 +55,26 @@ func open(_ path: String, key: [UInt8]?, mode: Connection.OpenMode = .readWriteC
     }
 
     @Test func rejectsKeysThatAreNot32Bytes() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let error = #expect(throws: SQLiteError.self) { try open(dir.path("x.db"), key: [1, 2, 3]) }
         #expect(error?.code == .misuse)
         #expect(!FileManager.default.fileExists(atPath: dir.path("x.db")))
     }
 
     @Test func openWithoutCreateNeverCreatesAFile() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         #expect(throws: SQLiteError.self) { try open(dir.path("missing.db"), key: randomKey(), mode: .readWrite) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
     }
 
     @Test func everyConnectionIsHardened() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         for key in [nil, randomKey()] {
-            let db = try open(dir.path("h-\(key == nil).db"), key: key); defer { db.close() }
+            let db = try open(dir.path("h-\(key == nil).db"), key: key)
+            defer { db.close() }
             #expect(try db.cipherVersion() == Connection.expectedCipherVersion)
             #expect(try db.integerPragma("temp_store") == 2)
             #expect(try db.integerPragma("secure_delete") == 1)
@@ -77,8 +85,10 @@ func open(_ path: String, key: [UInt8]?, mode: Connection.OpenMode = .readWriteC
 
     @Test func transactionRollsBackWhenTheBodyThrows() throws {
         struct Boom: Error {}
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
-        let db = try open(dir.path("t.db"), key: randomKey()); defer { db.close() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let db = try open(dir.path("t.db"), key: randomKey())
+        defer { db.close() }
         try db.execute("CREATE TABLE t (x INTEGER)")
         try db.transaction { try db.execute("INSERT INTO t VALUES (1)") }
         #expect(throws: Boom.self) {
@@ -91,8 +101,10 @@ func open(_ path: String, key: [UInt8]?, mode: Connection.OpenMode = .readWriteC
     }
 
     @Test func errorsCarryCodeAndSQLButNotValues() throws {
-        let dir = try TemporaryDirectory(); defer { dir.remove() }
-        let db = try open(dir.path("t.db"), key: nil); defer { db.close() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let db = try open(dir.path("t.db"), key: nil)
+        defer { db.close() }
         try db.execute("CREATE TABLE t (id TEXT PRIMARY KEY)")
         try db.execute("INSERT INTO t VALUES (?)", ["value-one"])
         let error = #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t VALUES (?)", ["value-one"]) }

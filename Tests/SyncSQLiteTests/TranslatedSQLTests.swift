@@ -20,11 +20,15 @@ import Testing
         }
         for function in FilterFunction.allCases {
             for position in 0..<function.arity.upperBound {
-                nestings.append(("\(function) argument \(position)", { inner in
-                    var arguments: [FilterExpression] = (0..<function.arity.upperBound).map { $0 == 0 ? .member("text") : .literal(.int(1)) }
-                    arguments[position] = inner
-                    return .function(function, arguments)
-                }))
+                nestings.append(
+                    (
+                        "\(function) argument \(position)",
+                        { inner in
+                            var arguments: [FilterExpression] = (0..<function.arity.upperBound).map { $0 == 0 ? .member("text") : .literal(.int(1)) }
+                            arguments[position] = inner
+                            return .function(function, arguments)
+                        }
+                    ))
             }
         }
         return nestings

@@ -29,7 +29,8 @@ import Testing
                 var body: JSONObject = ["id": "2", "other": 1]
                 body[name] = value
                 let inserted = try await server.send(.post, "/tables/shop", object: body)
-                #expect(inserted.status == .badRequest && inserted.errorMessage == "The property '\(name)' \(message)", "\(inserted.errorMessage ?? "")")
+                #expect(
+                    inserted.status == .badRequest && inserted.errorMessage == "The property '\(name)' \(message)", "\(inserted.errorMessage ?? "")")
                 let patched = try await server.send(.patch, "/tables/shop/1", object: [name: value, "other": 1])
                 #expect(patched.status == .badRequest && patched.errorMessage == "The property '\(name)' \(message)")
             }

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import SyncServer
 import SyncWire
 import Testing
-import HTTPTypes
 
 /// Where SQL engines differ by default, the server answers alike on every storage: `NULL`
 /// sorts as the least value, text sorts by its bytes, only ASCII letters fold (in ids and in

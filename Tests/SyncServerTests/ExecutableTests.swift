@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Logging
 import SyncServer
 import SyncTestSupport
 import SyncWire
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The built `sync-server` executable: starts on a free port, prints one line, serves, stops on SIGTERM.
 @Suite struct ExecutableTests {
@@ -61,7 +62,8 @@ import Testing
     }
 
     @Test func theExecutableReadsItsTokenFromAFile() async throws {
-        let directory = try TemporaryDirectory(prefix: "server-token"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "server-token")
+        defer { directory.remove() }
         let token = UUID().uuidString
         try Data((token + "\n").utf8).write(to: directory.file("token"))
         let server = try ServerProcess(arguments: ["--auth-token-file", directory.path("token")])

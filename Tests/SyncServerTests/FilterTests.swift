@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import SyncServer
 import SyncWire
 import Testing
-import HTTPTypes
 
 /// The filter grammar through HTTP against a fixture of our own, with each expected set computed
 /// by a Swift predicate over the same data (cases 64–66).
@@ -12,8 +12,10 @@ import HTTPTypes
     }
 
     static let films: [Film] = {
-        let titles = ["The Long Road", "Harbor Lights", "the quiet hour", "Signal Fire", "Paper Tiger", "The Keeper", "Winter Border",
-                      "Night Driver", "Salt and Stone", "the last letter", "Open Water", "Copper Sky"]
+        let titles = [
+            "The Long Road", "Harbor Lights", "the quiet hour", "Signal Fire", "Paper Tiger", "The Keeper", "Winter Border",
+            "Night Driver", "Salt and Stone", "the last letter", "Open Water", "Copper Sky",
+        ]
         return (0..<36).map { i in
             let year = 1990 + (i * 7) % 25
             let month = 1 + (i * 5) % 12, day = 1 + (i * 11) % 28
@@ -26,10 +28,12 @@ import HTTPTypes
 
     static func seed(_ server: TestServer) async throws {
         for f in films {
-            let reply = try await server.send(.post, "/tables/films", object: [
-                "id": .string(f.id), "title": .string(f.title), "year": .int(Int64(f.year)), "rating": .double(f.rating),
-                "winner": .bool(f.winner), "released": .string(f.released),
-            ])
+            let reply = try await server.send(
+                .post, "/tables/films",
+                object: [
+                    "id": .string(f.id), "title": .string(f.title), "year": .int(Int64(f.year)), "rating": .double(f.rating),
+                    "winner": .bool(f.winner), "released": .string(f.released),
+                ])
             #expect(reply.status == .created)
         }
     }
@@ -43,7 +47,10 @@ import HTTPTypes
         ("not winner and rating ge 5.5", { !$0.winner && $0.rating >= 5.5 }),
         ("released ge datetimeoffset'1999-12-31T00:00:00.000Z'", { $0.released >= "1999-12-31T00:00:00.000Z" }),
         ("released eq datetime'2007-07-11T06:00:00Z'", { $0.released == "2007-07-11T06:00:00.000Z" }),
-        ("month(released) eq 6 or day(released) lt 5", { Int($0.released.dropFirst(5).prefix(2))! == 6 || Int($0.released.dropFirst(8).prefix(2))! < 5 }),
+        (
+            "month(released) eq 6 or day(released) lt 5",
+            { Int($0.released.dropFirst(5).prefix(2))! == 6 || Int($0.released.dropFirst(8).prefix(2))! < 5 }
+        ),
         ("hour(released) eq 7", { Int($0.released.dropFirst(11).prefix(2))! == 7 }),
         ("floor(rating) eq 3", { $0.rating.rounded(.down) == 3 }),
         ("ceiling(rating) eq 3", { $0.rating.rounded(.up) == 3 }),
@@ -51,7 +58,10 @@ import HTTPTypes
         ("year mod 5 eq 0", { $0.year % 5 == 0 }),
         ("(year sub 1990) mul 2 gt 30", { ($0.year - 1990) * 2 > 30 }),
         ("length(title) gt 12", { $0.title.count > 12 }),
-        ("indexof(title, 'Tiger') eq 6", { film in film.title.range(of: "Tiger").map { film.title.distance(from: film.title.startIndex, to: $0.lowerBound) } == 6 }),
+        (
+            "indexof(title, 'Tiger') eq 6",
+            { film in film.title.range(of: "Tiger").map { film.title.distance(from: film.title.startIndex, to: $0.lowerBound) } == 6 }
+        ),
         ("substring(title, 0, 3) eq 'The'", { $0.title.hasPrefix("The") }),
         ("concat(concat(title, ' '), 'x') eq 'Open Water x'", { $0.title == "Open Water" }),
         ("toupper(trim(title)) eq 'COPPER SKY 2'", { $0.title == "Copper Sky 2" }),

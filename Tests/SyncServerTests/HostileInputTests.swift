@@ -73,7 +73,9 @@ import Testing
             let version = try await server.send(.post, "/tables/todo", object: ["id": "1", "n": 0]).object["version"]?.stringValue ?? ""
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for i in 1...20 {
-                    group.addTask { try await server.send(.patch, "/tables/todo/1", object: ["n": .int(Int64(i))], headers: TestServer.ifMatch(version)).status }
+                    group.addTask {
+                        try await server.send(.patch, "/tables/todo/1", object: ["n": .int(Int64(i))], headers: TestServer.ifMatch(version)).status
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -87,7 +89,9 @@ import Testing
         try await TestServer.run(.testing(maxTop: 0), storage: storage) { server in
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for i in 0..<60 {
-                    group.addTask { try await server.send(.post, "/tables/todo", object: ["id": .string("i\(i)"), "extra\(i % 5)": .int(Int64(i))]).status }
+                    group.addTask {
+                        try await server.send(.post, "/tables/todo", object: ["id": .string("i\(i)"), "extra\(i % 5)": .int(Int64(i))]).status
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }

@@ -13,7 +13,8 @@ import Testing
 /// and finding a request's token.
 @Suite struct JWTConfigurationTests {
     @Test func theSecretIsTheFirstLineOfItsFile() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let key = try await TestKey.hmac(Data(String(repeating: "k", count: 31).utf8) + Data([0xC3, 0xA9]))
         let path = directory.path("secret")
         for ending in ["\n", "\r\n", "\nsecond line, not part of the key\n", ""] {
@@ -28,7 +29,8 @@ import Testing
     }
 
     @Test func aShortOrMissingSecretIsAStartUpError() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let short = String(repeating: "s3cr3t", count: 5) + "!"
         let path = directory.path("secret")
         for content in [short + "\n" + String(repeating: "x", count: 64), "", "\n" + String(repeating: "x", count: 64)] {
@@ -44,7 +46,8 @@ import Testing
     }
 
     @Test func aBadJWKSetIsAStartUpErrorNamingTheKey() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let rsa = try await TestKey.rs256(keyID: "rsa")
         let ec = try await TestKey.es256(keyID: "ec")
         var generator = SystemRandomNumberGenerator()

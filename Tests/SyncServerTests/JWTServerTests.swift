@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Logging
 import SyncServer
 import SyncTestSupport
 import SyncWire
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The server with sign-in tokens: each verified token's subject owns its rows of per-user tables;
 /// each refused token is a 401 naming its class, and nothing it asked for happens.
@@ -20,10 +21,12 @@ import Testing
 
     @Test(arguments: StorageFactory.all)
     func eachSignedInUserSeesOnlyTheirOwnRows(_ factory: StorageFactory) async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt-server"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt-server")
+        defer { directory.remove() }
         let key = try await TestKey.es256(keyID: "ec-1")
         try jwkSet([key]).write(to: directory.file("keys.json"))
-        let verifier = try await JWTVerifier.load(JWTConfiguration(keySource: .jwksFile(path: directory.path("keys.json")), issuer: "https://id.example"))
+        let verifier = try await JWTVerifier.load(
+            JWTConfiguration(keySource: .jwksFile(path: directory.path("keys.json")), issuer: "https://id.example"))
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let configuration = ServerConfiguration(port: 0, authentication: .verifier(verifier), perUserTables: .all, logger: logger)
@@ -31,8 +34,10 @@ import Testing
             let claims = ["iss": JSONValue.string("https://id.example")]
             let alice = try key.token(TestClaims.valid(["iss": claims["iss"], "sub": "alice"]))
             let bob = try key.token(TestClaims.valid(["iss": claims["iss"], "sub": "bob"]))
-            #expect(try await server.send(.post, "/tables/todo", object: ["id": "a", "text": "alice's"], headers: Self.headers(alice)).status == .created)
-            #expect(try await server.send(.post, "/tables/todo", object: ["id": "a", "text": "bob's"], headers: Self.headers(bob)).status == .created)
+            #expect(
+                try await server.send(.post, "/tables/todo", object: ["id": "a", "text": "alice's"], headers: Self.headers(alice)).status == .created)
+            #expect(
+                try await server.send(.post, "/tables/todo", object: ["id": "a", "text": "bob's"], headers: Self.headers(bob)).status == .created)
             #expect(try await server.send(.get, "/tables/todo", headers: Self.headers(alice)).array.map { $0["text"] } == ["alice's"])
             #expect(try await server.send(.get, "/tables/todo", headers: Self.headers(bob)).array.map { $0["text"] } == ["bob's"])
 
@@ -49,7 +54,8 @@ import Testing
     }
 
     @Test func theExecutableVerifiesTokensWithTheSecretOfItsFile() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt-server"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt-server")
+        defer { directory.remove() }
         var generator = SystemRandomNumberGenerator()
         let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).map { String(format: "%02x", $0) }.joined()
         try Data((secret + "\n").utf8).write(to: directory.file("secret"))
@@ -70,7 +76,8 @@ import Testing
         #expect(short.status != 0 && short.error.contains(directory.path("short")))
         #expect(!short.output.contains("listening"))
         let both = try runProgram(
-            ServerProcess.tool.url.path, ["--port", "0", "--jwt-secret-file", directory.path("secret"), "--auth-token-file", directory.path("secret")])
+            ServerProcess.tool.url.path,
+            ["--port", "0", "--jwt-secret-file", directory.path("secret"), "--auth-token-file", directory.path("secret")])
         #expect(both.status != 0 && both.error.contains("exclude each other") && !both.error.contains(secret))
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import SyncServer
 import SyncTestSupport
 import SyncWire
 import Testing
-import HTTPTypes
 
 /// `JWTVerifier`: the tokens it accepts, and each class of token it refuses.
 @Suite struct JWTVerifierTests {
@@ -18,7 +18,8 @@ import HTTPTypes
     }
 
     @Test func rs256AndEs256KeysArePickedByKid() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let rsa1 = try await TestKey.rs256(keyID: "rsa-1")
         let rsa2 = try await TestKey.rs256(keyID: "rsa-2")
         let ec1 = try await TestKey.es256(keyID: "ec-1")
@@ -37,7 +38,8 @@ import HTTPTypes
     }
 
     @Test func aTokenWithoutKidNeedsExactlyOneKeyOfItsAlgorithm() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let rsa = try await TestKey.rs256(keyID: "rsa")
         let ec = try await TestKey.es256(keyID: nil)
         let verifier = try await jwksVerifier([rsa, ec], in: directory)
@@ -47,7 +49,8 @@ import HTTPTypes
     }
 
     @Test func noneAndAlgorithmsNoKeyIsForAreUnsupported() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let rsa = try await TestKey.rs256(keyID: "rsa")
         let ec = try await TestKey.es256(keyID: "ec")
         let verifier = try await jwksVerifier([rsa, ec], in: directory)
@@ -76,7 +79,8 @@ import HTTPTypes
     }
 
     @Test func forgedAndDamagedSignaturesAreBad() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let rsa = try await TestKey.rs256(keyID: "rsa")
         let ec = try await TestKey.es256(keyID: "ec")
         let verifier = try await jwksVerifier([rsa, ec], in: directory)
@@ -149,7 +153,8 @@ import HTTPTypes
     }
 
     @Test func issuerAndAudienceAreCheckedWhenConfigured() async throws {
-        let directory = try TemporaryDirectory(prefix: "jwt"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "jwt")
+        defer { directory.remove() }
         let key = try await TestKey.es256(keyID: "ec")
         let verifier = try await jwksVerifier([key], in: directory, issuer: "https://id.example", audience: "sync-api")
         let open = try await jwksVerifier([key], in: directory)

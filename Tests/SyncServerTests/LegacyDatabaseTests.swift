@@ -15,7 +15,8 @@ import Testing
     static func makeLegacyFile(_ path: String, ids: [String], updatedAt: String = "2001-01-01T00:00:00.000Z") async throws {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: .quiet)
         _ = try await connection.query("PRAGMA journal_mode = WAL", [])
-        _ = try await connection.query("""
+        _ = try await connection.query(
+            """
             CREATE TABLE "todo" ("id" TEXT PRIMARY KEY NOT NULL, "createdAt" TEXT NOT NULL, "updatedAt" TEXT NOT NULL, \
             "version" TEXT NOT NULL, "deleted" BOOLEAN NOT NULL DEFAULT 0)
             """, [])
@@ -32,7 +33,8 @@ import Testing
     }
 
     @Test func aFileMadeBeforeIDsFoldedIsRebuiltWithEveryRow() async throws {
-        let directory = try TemporaryDirectory(prefix: "legacy"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "legacy")
+        defer { directory.remove() }
         let path = directory.path("server.db")
         // One row stamped far ahead, as a server with a fast clock would have left it.
         try await Self.makeLegacyFile(path, ids: ["One", "two"], updatedAt: "2999-01-01T00:00:00.000Z")
@@ -58,7 +60,8 @@ import Testing
     }
 
     @Test func aFileWithIDsDifferingOnlyByCaseIsRefusedAndLeftAsItWas() async throws {
-        let directory = try TemporaryDirectory(prefix: "legacy"); defer { directory.remove() }
+        let directory = try TemporaryDirectory(prefix: "legacy")
+        defer { directory.remove() }
         let path = directory.path("server.db")
         try await Self.makeLegacyFile(path, ids: ["ONE", "one", "x", "X", "y"])
         do {

@@ -33,7 +33,8 @@ import Testing
             var initial: [String: String] = [:]
             for item in 0..<Self.contestedItems {
                 let id = "hot\(item)"
-                let created = try await client.send(.post, deployment.server(item), "/tables/\(Self.table)", object: ["id": .string(id), "n": 0, "owner": "none"])
+                let created = try await client.send(
+                    .post, deployment.server(item), "/tables/\(Self.table)", object: ["id": .string(id), "n": 0, "owner": "none"])
                 initial[id] = try #require(created.object[SystemProperty.version]?.stringValue)
             }
             let firstVersions = initial
@@ -79,7 +80,9 @@ import Testing
                     if steps > chain.count { break }
                 }
                 #expect(steps == chain.count, "\(id): every acknowledged update is in one chain")
-                #expect(stored[id]?[SystemProperty.version]?.stringValue == version && stored[id]?["n"] == .int(n), "\(id): the last acknowledged update is stored")
+                #expect(
+                    stored[id]?[SystemProperty.version]?.stringValue == version && stored[id]?["n"] == .int(n),
+                    "\(id): the last acknowledged update is stored")
             }
         }
     }
@@ -100,19 +103,22 @@ import Testing
             switch operation % 4 {
             case 0:
                 let id = "\(owner)-\(operation)"
-                reply = try await client.send(.post, server, "/tables/\(table)", object: ["id": .string(id), "n": .int(value), "owner": .string(owner)])
+                reply = try await client.send(
+                    .post, server, "/tables/\(table)", object: ["id": .string(id), "n": .int(value), "owner": .string(owner)])
                 expected = [201]
                 if reply.status == .created, let version = reply.object[SystemProperty.version]?.stringValue { outcome.own[id] = (version, value) }
             case 1 where !outcome.own.isEmpty:
                 let id = outcome.own.keys.randomElement(using: &generator) ?? ""
                 let version = outcome.own[id]?.version ?? ""
-                reply = try await client.send(.patch, server, "/tables/\(table)/\(id)", object: ["n": .int(value)], headers: [("If-Match", "\"\(version)\"")])
+                reply = try await client.send(
+                    .patch, server, "/tables/\(table)/\(id)", object: ["n": .int(value)], headers: [("If-Match", "\"\(version)\"")])
                 expected = [200]
                 if reply.status == .ok, let next = reply.object[SystemProperty.version]?.stringValue { outcome.own[id] = (next, value) }
             case 1, 2:
                 let id = "hot\(Int.random(in: 0..<contestedItems, using: &generator))"
                 let base = known[id] ?? ""
-                reply = try await client.send(.patch, server, "/tables/\(table)/\(id)", object: ["n": .int(value)], headers: [("If-Match", "\"\(base)\"")])
+                reply = try await client.send(
+                    .patch, server, "/tables/\(table)/\(id)", object: ["n": .int(value)], headers: [("If-Match", "\"\(base)\"")])
                 expected = [200, 412]
                 if let next = reply.object[SystemProperty.version]?.stringValue {
                     if reply.status == .ok { outcome.contested.append((id, base, next, value)) }

@@ -23,7 +23,8 @@ import Testing
                 for i in 1...30 {
                     group.addTask {
                         try await client.send(
-                            .patch, deployment.server(i), "/tables/todo/one", object: ["n": .int(Int64(i))], headers: [("If-Match", "\"\(version)\"")])
+                            .patch, deployment.server(i), "/tables/todo/one", object: ["n": .int(Int64(i))], headers: [("If-Match", "\"\(version)\"")]
+                        )
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

@@ -50,7 +50,8 @@ import Testing
         }
         #expect(registered.count >= 8, "the router lists its routes: \(registered.sorted())")
         #expect(registered.subtracting(documented).isEmpty, "routes missing from openapi.json: \(registered.subtracting(documented).sorted())")
-        #expect(documented.subtracting(registered).isEmpty, "openapi.json names routes the server lacks: \(documented.subtracting(registered).sorted())")
+        #expect(
+            documented.subtracting(registered).isEmpty, "openapi.json names routes the server lacks: \(documented.subtracting(registered).sorted())")
     }
 
     /// Every table operation documents the answers every table request can get; every one that

@@ -1,9 +1,9 @@
 import Foundation
 import HTTPTypes
+import SyncSQL
 import SyncServer
 import SyncWire
 import Testing
-import SyncSQL
 
 /// Per-user tables: each row belongs to the identity that inserted it; another user can neither
 /// reach it nor learn that it exists.
@@ -40,7 +40,8 @@ import SyncSQL
                     let headers = Self.headers("bob", ifMatch: ifMatch)
                     var replies: [Reply] = []
                     if ifMatch == nil { replies.append(try await server.send(.get, "/tables/notes/\(id)\(suffix)", headers: headers)) }
-                    replies.append(try await server.send(.patch, "/tables/notes/\(id)\(suffix)", object: ["text": "bob was here", "extra": 1], headers: headers))
+                    replies.append(
+                        try await server.send(.patch, "/tables/notes/\(id)\(suffix)", object: ["text": "bob was here", "extra": 1], headers: headers))
                     replies.append(try await server.send(.delete, "/tables/notes/\(id)\(suffix)", headers: headers))
                     replies.append(try await server.send(.post, "/tables/notes/\(id)\(suffix)", json: "", headers: headers))
                     answers[id] = replies.map { "\($0.status.code) \(String(decoding: $0.body, as: UTF8.self)) \($0.eTag ?? "")" }
@@ -55,7 +56,8 @@ import SyncSQL
             }
             let counted = try await server.send(.get, "/tables/notes?$inlinecount=allpages&__includeDeleted=true", headers: bob).object
             #expect(counted["count"] == 1)
-            let filtered = try await server.send(.get, "/tables/notes?$inlinecount=allpages&$filter=" + ODataQuery.encode("id eq 'A'"), headers: bob).object
+            let filtered = try await server.send(.get, "/tables/notes?$inlinecount=allpages&$filter=" + ODataQuery.encode("id eq 'A'"), headers: bob)
+                .object
             #expect(filtered["count"] == 0 && filtered["results"] == [])
 
             // Alice's items are as they were, and the refused PATCHes added no column.
@@ -76,7 +78,8 @@ import SyncSQL
             #expect(mine.status == .created && mine.object["text"] == "bob's a")
             let other = try await server.send(.post, "/tables/notes", object: ["id": "B", "text": "bob's B"], headers: bob)
             #expect(other.status == .created && other.object["id"] == "B" && other.object["deleted"] == false)
-            #expect(try await server.send(.post, "/tables/notes", object: ["id": "A"], headers: bob).status == .conflict, "his own a, in another case")
+            #expect(
+                try await server.send(.post, "/tables/notes", object: ["id": "A"], headers: bob).status == .conflict, "his own a, in another case")
 
             #expect(try await server.send(.patch, "/tables/notes/a", object: ["text": "bob's a, edited"], headers: bob).status == .ok)
             #expect(try await server.send(.delete, "/tables/notes/B", headers: bob).status == .ok)
@@ -99,7 +102,10 @@ import SyncSQL
             let listed = try await server.send(.get, "/tables/notes?__includeDeleted=true", headers: bob)
             #expect(!String(decoding: listed.body, as: UTF8.self).contains("owner"))
             #expect(try await server.send(.post, "/tables/notes", object: ["id": "x", "$owner": "alice"], headers: bob).status == .badRequest)
-            for query in ["$select=" + ODataQuery.encode("$owner"), "$filter=" + ODataQuery.encode("$owner eq 'alice'"), "$orderby=" + ODataQuery.encode("$owner")] {
+            for query in [
+                "$select=" + ODataQuery.encode("$owner"), "$filter=" + ODataQuery.encode("$owner eq 'alice'"),
+                "$orderby=" + ODataQuery.encode("$owner"),
+            ] {
                 #expect(try await server.send(.get, "/tables/notes?\(query)", headers: bob).status == .badRequest, "\(query)")
             }
             #expect(try await server.send(.get, "/tables/notes/x", headers: bob).status == .notFound)

@@ -1,11 +1,12 @@
 import Foundation
+import SyncServer
+import SyncTestSupport
+import SyncWire
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import SyncServer
-import SyncTestSupport
-import Testing
-import SyncWire
 
 /// `sync-server --database postgres://…`: serves a PostgreSQL database, and refuses a password
 /// anywhere but a file or `PGPASSWORD`, without repeating it.
@@ -46,7 +47,8 @@ import SyncWire
         #expect(!refused.error.contains(secret) && !refused.output.contains(secret))
 
         let missing = try runProgram(
-            ServerProcess.tool.url.path, ["--port", "0", "--database", "postgres://sync@127.0.0.1/sync", "--database-password-file", "/nonexistent/pw"])
+            ServerProcess.tool.url.path,
+            ["--port", "0", "--database", "postgres://sync@127.0.0.1/sync", "--database-password-file", "/nonexistent/pw"])
         #expect(missing.status != 0 && missing.error.contains("cannot read --database-password-file"))
         let elsewhere = try runProgram(ServerProcess.tool.url.path, ["--port", "0", "--database-password-file", "/nonexistent/pw"])
         #expect(elsewhere.status != 0 && elsewhere.error.contains("needs a postgres:// --database"))
@@ -55,7 +57,9 @@ import SyncWire
     @Test func settingsNeverShowThePassword() throws {
         let settings = try PostgresSettings(url: "postgres://sync@db.example:6543/app?sslmode=require", password: "hunter2", poolSize: 3)
         #expect(settings.host == "db.example" && settings.port == 6543 && settings.database == "app" && settings.tls == .require)
-        for text in [settings.description, settings.debugDescription, "\(settings)", String(reflecting: ServerConfiguration.Database.postgres(settings))] {
+        for text in [
+            settings.description, settings.debugDescription, "\(settings)", String(reflecting: ServerConfiguration.Database.postgres(settings)),
+        ] {
             #expect(!text.contains("hunter2"), "\(text)")
         }
         #expect(try PostgresSettings(url: "postgresql://me@localhost").database == "me")

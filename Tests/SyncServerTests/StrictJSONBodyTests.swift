@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
 import NIOCore
 import SyncServer
 import SyncWire
 import Testing
-import HummingbirdTesting
 
 /// Request bodies are RFC 8259 JSON: anything else is a 400 whose message says why (a reason and a
 /// byte offset, never the body's text), and nothing is written.
@@ -44,12 +44,15 @@ import HummingbirdTesting
         Case("-Infinity", #"{"id": "x", "text": "q7marker", "n": -Infinity}"#, reason: "NaN and Infinity", at: 37),
         Case("invalid UTF-8 byte", Array(#"{"id": "x", "text": "q7marker"#.utf8) + [0xFF] + Array(#""}"#.utf8), reason: "UTF-8", at: 29),
         Case("overlong UTF-8", Array(#"{"id": "x", "text": "q7marker"#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8), reason: "UTF-8", at: 29),
-        Case("UTF-8 encoded surrogate", Array(#"{"id": "x", "text": "q7marker"#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8), reason: "UTF-8", at: 29),
+        Case(
+            "UTF-8 encoded surrogate", Array(#"{"id": "x", "text": "q7marker"#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8), reason: "UTF-8",
+            at: 29),
         Case("duplicate key", #"{"id": "x", "text": "q7marker", "text": "y"}"#, reason: "duplicate", at: 32),
         Case("duplicate id", #"{"id": "x", "text": "q7marker", "id": "y"}"#, reason: "duplicate", at: 32),
         Case(
             "nesting beyond the limit",
-            #"{"id": "x", "text": "q7marker", "n": "# + String(repeating: "[", count: JSONParser.maximumDepth) + String(repeating: "]", count: JSONParser.maximumDepth) + "}",
+            #"{"id": "x", "text": "q7marker", "n": "# + String(repeating: "[", count: JSONParser.maximumDepth)
+                + String(repeating: "]", count: JSONParser.maximumDepth) + "}",
             reason: "nested", at: 37 + JSONParser.maximumDepth - 1),
         Case("lone high surrogate", #"{"id": "x", "text": "q7marker\ud800"}"#, reason: "surrogate", at: 29),
         Case("lone low surrogate", #"{"id": "x", "text": "q7marker\udc00"}"#, reason: "surrogate", at: 29),

@@ -18,7 +18,8 @@ import Testing
         try await Deployment.run(factory, observer: script) { deployment in
             let client = deployment.client
             for id in ["a", "b"] {
-                try #require(try await client.send(.post, deployment.server(0), "/tables/race", object: ["id": .string(id), "n": 0]).status == .created)
+                try #require(
+                    try await client.send(.post, deployment.server(0), "/tables/race", object: ["id": .string(id), "n": 0]).status == .created)
             }
             var reader = IncrementalReader(table: "race")
             try await reader.pull(client, from: deployment.server(0))

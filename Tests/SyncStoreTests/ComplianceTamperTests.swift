@@ -1,10 +1,10 @@
 import Foundation
 import SyncKeys
+import SyncSQLite
 import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
-import SyncSQLite
 
 /// Wrong keys, damaged files and outside readers (encryption.md §6: C11–C16, C22, C34).
 @Suite struct ComplianceTamperTests {
@@ -42,7 +42,8 @@ import SyncSQLite
 
     // C14: a flipped byte in page 5 is reported as corruption, never as a wrong passphrase.
     @Test func c14FlippedPageByteIsCorruption() async throws {
-        let test = try await filledStore(); defer { test.directory.remove() }
+        let test = try await filledStore()
+        defer { test.directory.remove() }
         #expect(try await readAll(test) == 400)
         try mutate(test.url) { $0[4 * 4096 + 100] ^= 0x01 }
         do {
@@ -56,7 +57,8 @@ import SyncSQLite
 
     // C15: swapped pages and a truncated file are detected (page HMACs cover the page number).
     @Test func c15SwappedPagesAndTruncationAreDetected() async throws {
-        let swapped = try await filledStore(); defer { swapped.directory.remove() }
+        let swapped = try await filledStore()
+        defer { swapped.directory.remove() }
         try mutate(swapped.url) { bytes in
             let a = Array(bytes[(3 * 4096)..<(4 * 4096)])
             bytes.replaceSubrange((3 * 4096)..<(4 * 4096), with: bytes[(4 * 4096)..<(5 * 4096)])
@@ -64,7 +66,8 @@ import SyncSQLite
         }
         await #expect(throws: StoreError.self) { _ = try await readAll(swapped) }
 
-        let truncated = try await filledStore(); defer { truncated.directory.remove() }
+        let truncated = try await filledStore()
+        defer { truncated.directory.remove() }
         try mutate(truncated.url) { $0.removeLast(3 * 4096) }
         await #expect(throws: StoreError.self) { _ = try await readAll(truncated) }
     }
@@ -72,7 +75,8 @@ import SyncSQLite
     // C16: the envelope's data key opens the file in the stock sqlcipher CLI as a raw key; the
     // passphrase given to SQLCipher directly does not.
     @Test func c16RawKeyOpensWithStockSQLCipherAndThePassphraseDoesNot() async throws {
-        let test = try await filledStore(rows: 3); defer { test.directory.remove() }
+        let test = try await filledStore(rows: 3)
+        defer { test.directory.remove() }
         let key = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: test.url))
             .unlock(passphrase: test.passphrase, allowInsecureProfile: true)
         let withKey = try runProgram(
@@ -89,7 +93,8 @@ import SyncSQLite
 
     // C22: a passphrase change leaves the database byte-identical; old fails, new works.
     @Test func c22PassphraseChangeLeavesTheDatabaseByteIdentical() async throws {
-        let test = try await filledStore(rows: 10); defer { test.directory.remove() }
+        let test = try await filledStore(rows: 10)
+        defer { test.directory.remove() }
         let before = try Data(contentsOf: test.url)
         let newPassphrase = SecretBytes.testPassphrase()
         try StoreKeys.changePassphrase(forDatabase: test.url, from: test.passphrase, to: newPassphrase, allowInsecureProfile: true)
@@ -107,7 +112,8 @@ import SyncSQLite
 
     // C34: the file is 4096-byte pages with HMAC, and SQLCipher 4 opens it with compatibility 3.
     @Test func c34FormatIsPinnedAndOpensInSQLCipher4() async throws {
-        let test = try await filledStore(rows: 5); defer { test.directory.remove() }
+        let test = try await filledStore(rows: 5)
+        defer { test.directory.remove() }
         let size = try FileManager.default.attributesOfItem(atPath: test.url.path)[.size] as? Int ?? 0
         #expect(size > 0 && size % 4096 == 0)
         let store = try await test.open()

@@ -1,11 +1,11 @@
 import Foundation
 import SyncKeys
+import SyncSQL
 import SyncSQLite
 import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
-import SyncSQL
 
 /// The at-rest checks of the compliance catalogue (encryption.md §6) that concern a store.
 @Suite struct ComplianceTests {
@@ -19,7 +19,8 @@ import SyncSQL
 
     // C01: the header is not the SQLite magic and not all zero.
     @Test func c01HeaderIsNotPlainSQLite() async throws {
-        let (test, store, _) = try await markedStore(); defer { test.directory.remove() }
+        let (test, store, _) = try await markedStore()
+        defer { test.directory.remove() }
         await store.close()
         let header = [UInt8](try Data(contentsOf: test.url).prefix(16))
         #expect(header.count == 16)
@@ -30,7 +31,8 @@ import SyncSQL
 
     // C02 / C38: the library is SQLCipher 3.4.1 with the OpenSSL provider on the store's connection.
     @Test func c02LibraryIdentity() async throws {
-        let (test, store, _) = try await markedStore(); defer { test.directory.remove() }
+        let (test, store, _) = try await markedStore()
+        defer { test.directory.remove() }
         let (version, provider) = try await store.withConnection { c in (try c.cipherVersion(), try c.cipherProvider()) }
         #expect(version == "3.4.1")
         #expect(provider == "openssl")
@@ -39,7 +41,8 @@ import SyncSQL
 
     // C03: no marker, in any encoding, in the database, its WAL (open and after close) or the envelope.
     @Test func c03NoMarkerInAnyFile() async throws {
-        let (test, store, markers) = try await markedStore(); defer { test.directory.remove() }
+        let (test, store, markers) = try await markedStore()
+        defer { test.directory.remove() }
         let whileOpen = try test.files()
         #expect(whileOpen.contains { $0.lastPathComponent.hasSuffix("-wal") })
         #expect(try markerHits(markers.all, in: whileOpen) == [])
@@ -49,7 +52,8 @@ import SyncSQL
 
     // The control for C03: the same scan finds every marker in a plain store.
     @Test func c03ScanFindsMarkersInAPlainStore() async throws {
-        let (test, store) = try await TestStore.make(.plain); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(.plain)
+        defer { test.directory.remove() }
         let markers = Markers(count: 2)
         try await markers.fill(store)
         await store.close()
@@ -59,7 +63,8 @@ import SyncSQL
 
     // C09: temp data never goes to files.
     @Test func c09TempStoreIsMemory() async throws {
-        let (test, store, _) = try await markedStore(); defer { test.directory.remove() }
+        let (test, store, _) = try await markedStore()
+        defer { test.directory.remove() }
         let (tempStore, options) = try await store.withConnection { c in
             (try c.integerPragma("temp_store"), try c.rows("PRAGMA compile_options").compactMap { $0.first?.textValue })
         }
@@ -70,7 +75,8 @@ import SyncSQL
 
     // C36: secure_delete is on, and a deleted queue entry is gone from the decrypted pages.
     @Test func c36DeletedQueueEntriesAreNotRecoverable() async throws {
-        let (test, store) = try await TestStore.make(.encrypted); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(.encrypted)
+        defer { test.directory.remove() }
         let kept = "KEPT" + UUID().uuidString, deleted = "GONE" + UUID().uuidString
         let doomed = try await store.write { w in
             _ = try w.addOperation(kind: .delete, table: "t", itemId: "k", item: ["text": .string(kept)])
@@ -91,7 +97,8 @@ import SyncSQL
 
     // C39: database, side files and envelope are 0600.
     @Test func c39FileModes() async throws {
-        let (test, store, _) = try await markedStore(); defer { test.directory.remove() }
+        let (test, store, _) = try await markedStore()
+        defer { test.directory.remove() }
         let files = try test.files()
         #expect(files.count >= 3)
         for file in files {

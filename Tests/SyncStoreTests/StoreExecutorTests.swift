@@ -1,18 +1,21 @@
 import Dispatch
 import Foundation
 import SyncKeys
-@testable import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
+
+@testable import SyncStore
 
 /// The store runs on its own serial queue: SQLite calls and key derivation stay off Swift's
 /// cooperative thread pool.
 @Suite struct StoreExecutorTests {
     @Test(arguments: StoreKind.allCases)
     func readsWritesAndMaintenanceRunOnTheStoresOwnQueue(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
-        let (otherTest, other) = try await TestStore.make(kind); defer { otherTest.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
+        let (otherTest, other) = try await TestStore.make(kind)
+        defer { otherTest.directory.remove() }
         #expect(!store.isRunningOnStoreQueue, "the test's own task is not on the store's queue")
 
         let inRead = try await store.read { _ in (store.isRunningOnStoreQueue, other.isRunningOnStoreQueue) }

@@ -1,14 +1,15 @@
 import Foundation
+import SyncSQL
 import SyncStore
 import SyncTestSupport
-import SyncSQL
 import SyncWire
 import Testing
 
 @Suite struct StoreItemTests {
     @Test(arguments: StoreKind.allCases)
     func upsertThenLookupKeepsEveryJSONType(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         let item: JSONObject = [
             "id": "a1", "text": "buy milk ✓", "complete": false, "count": 3, "price": 2.5,
             "tags": ["x", 1], "meta": ["k": "v"], "version": "AAAB",
@@ -23,7 +24,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func upsertUpdatesOnlyTheGivenPropertiesAndAddsColumns(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: [["id": "a", "text": "one", "complete": false]])
         try await store.upsert(table: "todo", items: [["id": "a", "complete": true, "priority": 2]])
         let stored = try #require(try await store.lookup(table: "todo", id: "a"))
@@ -35,7 +37,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func ignoreMissingColumnsDropsUnknownProperties(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.write { try $0.defineTable("todo", columns: ["text": .text]) }
         try await store.upsert(table: "todo", items: [["id": "a", "text": "t", "extra": 1]], ignoreMissingColumns: true)
         #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "text": "t"])
@@ -44,7 +47,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func nullsAreStoredAndReadBack(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: [["id": "a", "text": "t"]])
         try await store.upsert(table: "todo", items: [["id": "a", "text": nil]])
         #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "text": nil])
@@ -53,7 +57,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func deleteByIdsIgnoresMissingIds(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: (1...5).map { ["id": .string("i\($0)"), "n": .int(Int64($0))] })
         try await store.delete(table: "todo", ids: ["i2", "i4", "nope"])
         let ids = try await store.read(QueryDescription(table: "todo", orderBy: [OrderBy("id")])).items.map { $0["id"] }
@@ -64,7 +69,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func badInputIsATypedErrorAndChangesNothing(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: [["id": "keep", "text": "t"]])
         let badItems: [[JSONObject]] = [
             [["id": "ok", "text": "x"], ["text": "no id"]],
@@ -86,7 +92,8 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func aFailedWriteLeavesNoNewColumnBehind(_ kind: StoreKind) async throws {
         struct Abort: Error {}
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: [["id": "a", "text": "t"]])
         await #expect(throws: Abort.self) {
             try await store.write { writer in
@@ -102,7 +109,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func closedStoreRefusesEveryCall(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         await store.close()
         await #expect(throws: StoreError.self) { try await store.lookup(table: "todo", id: "a") }
         await #expect(throws: StoreError.self) { try await store.upsert(table: "todo", items: [["id": "a"]]) }
@@ -115,11 +123,15 @@ import Testing
     /// Table names are SQLite identifiers too: `todoitem` is the table `TodoItem`.
     @Test(arguments: StoreKind.allCases)
     func aTableNameDifferingOnlyByCaseIsTheSameTable(_ kind: StoreKind) async throws {
-        let (test, first) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, first) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         var store = first
         try await store.upsert(table: "TodoItem", items: [["id": "a", "text": "one", "done": false]])
         try await store.upsert(table: "todoitem", items: [["id": "b", "Text": "two", "done": true]])
-        #expect(try await store.read(QueryDescription(table: "TODOITEM", orderBy: [OrderBy("id")])).items.compactMap { $0["text"]?.stringValue } == ["one", "two"])
+        #expect(
+            try await store.read(QueryDescription(table: "TODOITEM", orderBy: [OrderBy("id")])).items.compactMap { $0["text"]?.stringValue } == [
+                "one", "two",
+            ])
         #expect(try await store.read { try $0.columns(of: "todoItem") } == ["id": .text, "text": .text, "done": .boolean])
         await store.close()
         store = try await test.open()
@@ -134,7 +146,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func aPropertyDifferingOnlyByCaseUsesTheExistingColumn(_ kind: StoreKind) async throws {
-        let (test, first) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, first) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         var store = first
         try await store.upsert(table: "todo", items: [["id": "a", "text": "one", "updatedAt": "2026-01-01T00:00:00.000Z"]])
         try await store.upsert(table: "todo", items: [["id": "a", "Text": "two", "UpdatedAt": "2026-02-02T00:00:00.000Z"]])
@@ -154,7 +167,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func ignoringMissingColumnsStillStoresAPropertyDifferingOnlyByCase(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.write { try $0.defineTable("todo", columns: ["complete": .boolean]) }
         try await store.upsert(table: "todo", items: [["id": "a", "Complete": true, "extra": 1]], ignoreMissingColumns: true)
         #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "complete": true])
@@ -163,7 +177,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func oneBatchSpellingANewPropertyTwoWaysMakesOneColumn(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: [["id": "x", "text": "t"]])
         for table in ["todo", "fresh"] {
             try await store.upsert(table: table, items: [["id": "a", "Done": nil], ["id": "b", "DONE": true], ["id": "c", "done": false]])
@@ -178,7 +193,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func twoPropertiesDifferingOnlyByCaseAreRefusedAndChangeNothing(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: [["id": "a", "text": "keep"]])
         let badBatches: [[JSONObject]] = [
             [["id": "a", "text": "x", "Text": "y"]],
@@ -212,7 +228,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func definingAColumnDifferingOnlyByCaseKeepsTheExistingOne(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "todo", items: [["id": "a", "text": "t"]])
         try await store.write { try $0.defineTable("todo", columns: ["TEXT": .integer, "ID": .text, "due": .text]) }
         #expect(try await store.read { try $0.columns(of: "todo") } == ["id": .text, "text": .text, "due": .text])
@@ -222,7 +239,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func onlyASCIILettersFoldCaseAsInSQLite(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "fruit", items: [["id": "a", "äpfel": 1, "Äpfel": 2]])
         #expect(try await store.lookup(table: "fruit", id: "a") == ["id": "a", "äpfel": 1, "Äpfel": 2])
         #expect(try await store.read { try $0.columns(of: "fruit") }?.count == 3)
@@ -231,7 +249,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func canonicallyEquivalentSpellingsShareTheStoredColumn(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         let decomposed = "cafe\u{301}", composed = "caf\u{E9}"
         #expect(Array(decomposed.utf8) != Array(composed.utf8))
         try await store.upsert(table: "menu", items: [["id": "a", decomposed: 1]])

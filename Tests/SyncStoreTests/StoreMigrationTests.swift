@@ -14,7 +14,8 @@ import Testing
     static func makeOldTable(_ store: SQLiteStore) async throws {
         try await store.withConnection { connection in
             try connection.transaction {
-                try connection.execute("""
+                try connection.execute(
+                    """
                     CREATE TABLE "todo" ("id" TEXT PRIMARY KEY NOT NULL, "text" TEXT, "updatedAt" TEXT, "deleted" BOOLEAN)
                     """)
                 let rows: [(String, String, String?)] = [
@@ -31,7 +32,8 @@ import Testing
                         "INSERT INTO \"todo\" (\"id\", \"text\", \"updatedAt\", \"deleted\") VALUES (?, ?, ?, 0)",
                         [.text(id), .text(text), updatedAt.map(SQLValue.text) ?? .null])
                 }
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO "__operations" ("kind", "state", "tableName", "itemId", "item", "version", "createdAt")
                     VALUES (1, 0, 'todo', 'Pending', NULL, 1, '2001-01-01T00:00:00.000Z')
                     """)
@@ -41,15 +43,17 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func aStoreMadeTheOldWayIsMigratedWhenOpened(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await Self.makeOldTable(store)
         await store.close()
 
         let reopened = try await test.open()
         let rows = try await reopened.read(QueryDescription(table: "todo", orderBy: [OrderBy("text")])).items
-        #expect(rows.map { $0["text"] } == [
-            "DUP: newer, kept", "NODATE: a timestamp, kept", "Pending: has the operation, kept", "older, stays alone",
-        ])
+        #expect(
+            rows.map { $0["text"] } == [
+                "DUP: newer, kept", "NODATE: a timestamp, kept", "Pending: has the operation, kept", "older, stays alone",
+            ])
         #expect(rows.map { $0["id"] } == ["DUP", "NODATE", "Pending", "older"], "each kept row keeps its spelling")
         #expect(rows.allSatisfy { $0["deleted"] == nil }, "the deleted column is gone")
         #expect(try await reopened.read { try $0.columns(of: "todo") }.map { Set($0.keys) } == ["id", "text", "updatedAt"])
@@ -60,7 +64,10 @@ import Testing
         // One item per id from now on; the queue is untouched.
         try await reopened.upsert(table: "todo", items: [["id": "older", "text": "changed"], ["id": "OLDER", "text": "changed again"]])
         #expect(try await reopened.read(QueryDescription(table: "todo")).items.count == 4)
-        #expect(try await reopened.lookup(table: "todo", id: "Older") == ["id": "older", "text": "changed again", "updatedAt": "2001-01-01T00:00:00.000Z"])
+        #expect(
+            try await reopened.lookup(table: "todo", id: "Older") == [
+                "id": "older", "text": "changed again", "updatedAt": "2001-01-01T00:00:00.000Z",
+            ])
         #expect(try await reopened.read { try $0.operationCount(table: nil) } == 1)
         #expect(try await reopened.checkIntegrity().isEmpty)
         await reopened.close()

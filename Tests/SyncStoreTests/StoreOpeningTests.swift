@@ -19,7 +19,8 @@ func options(create: Bool = false) -> StoreOptions {
     }
 
     @Test func wrongPassphraseIsTypedAndTouchesNothing() async throws {
-        let test = try await makeClosedStore(); defer { test.directory.remove() }
+        let test = try await makeClosedStore()
+        defer { test.directory.remove() }
         let before = try test.directory.contents()
         for _ in 0..<5 {
             await #expect(throws: StoreError.self) {
@@ -39,7 +40,8 @@ func options(create: Bool = false) -> StoreOptions {
     }
 
     @Test func missingEnvelopeIsKeyMaterialMissingAndNeverRecreates() async throws {
-        let test = try await makeClosedStore(); defer { test.directory.remove() }
+        let test = try await makeClosedStore()
+        defer { test.directory.remove() }
         try FileManager.default.removeItem(at: KeyEnvelope.url(forDatabase: test.url))
         let before = try test.directory.contents()
         for create in [false, true] {
@@ -55,7 +57,8 @@ func options(create: Bool = false) -> StoreOptions {
     }
 
     @Test func missingStoreIsNotCreatedUnlessAsked() async throws {
-        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         for encryption in [StoreEncryption.none, .passphrase(.testPassphrase())] {
             do {
                 _ = try await SQLiteStore.open(at: directory.file("none.db"), encryption: encryption, options: options())
@@ -69,7 +72,8 @@ func options(create: Bool = false) -> StoreOptions {
     }
 
     @Test func plainAndEncryptedStoresAreNotConfused() async throws {
-        let (plain, plainStore) = try await TestStore.make(.plain); defer { plain.directory.remove() }
+        let (plain, plainStore) = try await TestStore.make(.plain)
+        defer { plain.directory.remove() }
         try await plainStore.upsert(table: "t", items: [["id": "a"]])
         await plainStore.close()
         let plainBefore = try plain.directory.contents()
@@ -79,7 +83,8 @@ func options(create: Bool = false) -> StoreOptions {
         } catch StoreError.encryptionMismatch {}
         #expect(try plain.directory.contents() == plainBefore)
 
-        let encrypted = try await makeClosedStore(); defer { encrypted.directory.remove() }
+        let encrypted = try await makeClosedStore()
+        defer { encrypted.directory.remove() }
         let encryptedBefore = try encrypted.directory.contents()
         do {
             _ = try await SQLiteStore.open(at: encrypted.url, encryption: .none, options: options())
@@ -89,7 +94,8 @@ func options(create: Bool = false) -> StoreOptions {
     }
 
     @Test func emptyPassphraseIsRefusedBeforeAnyFileIsWritten() async throws {
-        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         await #expect(throws: StoreError.self) {
             _ = try await SQLiteStore.open(at: directory.file("s.db"), encryption: .passphrase(SecretBytes([])), options: options(create: true))
         }
@@ -97,7 +103,8 @@ func options(create: Bool = false) -> StoreOptions {
     }
 
     @Test func unicodePassphrasesAreNormalized() async throws {
-        let directory = try TemporaryDirectory(); defer { directory.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let url = directory.file("s.db")
         let composed = SecretBytes(Array("Caf\u{00E9} r\u{00E9}sum\u{00E9} 42".utf8))
         let decomposed = SecretBytes(Array("Cafe\u{0301} re\u{0301}sume\u{0301} 42".utf8))
@@ -109,7 +116,8 @@ func options(create: Bool = false) -> StoreOptions {
 
     @Test(arguments: StoreKind.allCases)
     func filesAreOwnerOnly(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.upsert(table: "t", items: [["id": "a"]])
         for file in try test.files() {
             let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int

@@ -1,7 +1,7 @@
 import Foundation
+import SyncSQL
 import SyncStore
 import SyncTestSupport
-import SyncSQL
 import SyncWire
 import Testing
 
@@ -38,9 +38,15 @@ import Testing
         ("substringof('bo', text)", .function(.substringof, [s("bo"), m("text")]), ["c"]),
         ("indexof(text, 'milk') eq 4", .binary(.eq, .function(.indexof, [m("text"), s("milk")]), i(4)), ["a"]),
         ("substring(text, 4, 4) eq 'milk'", .binary(.eq, .function(.substring, [m("text"), i(4), i(4)]), s("milk")), ["a"]),
-        ("length(trim(concat(text, '  '))) eq 8", .binary(.eq, .function(.length, [.function(.trim, [.function(.concat, [m("text"), s("  ")])])]), i(8)), ["a", "c"]),
+        (
+            "length(trim(concat(text, '  '))) eq 8",
+            .binary(.eq, .function(.length, [.function(.trim, [.function(.concat, [m("text"), s("  ")])])]), i(8)), ["a", "c"]
+        ),
         ("year(due) eq 2026", .binary(.eq, .function(.year, [m("due")]), i(2026)), ["a", "d"]),
-        ("month(due) eq 12 and second(due) eq 59", .binary(.and, .binary(.eq, .function(.month, [m("due")]), i(12)), .binary(.eq, .function(.second, [m("due")]), i(59))), ["b"]),
+        (
+            "month(due) eq 12 and second(due) eq 59",
+            .binary(.and, .binary(.eq, .function(.month, [m("due")]), i(12)), .binary(.eq, .function(.second, [m("due")]), i(59))), ["b"]
+        ),
         ("floor(price) eq -2", .binary(.eq, .function(.floor, [m("price")]), i(-2)), ["c"]),
         ("ceiling(price) eq 3", .binary(.eq, .function(.ceiling, [m("price")]), i(3)), ["b"]),
         ("round(price) eq 2", .binary(.eq, .function(.round, [m("price")]), .literal(.double(2))), ["a", "b"]),
@@ -51,7 +57,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func filtersMatchTheExpectedRows(_ kind: StoreKind) async throws {
-        let (test, store) = try await filled(kind); defer { test.directory.remove() }
+        let (test, store) = try await filled(kind)
+        defer { test.directory.remove() }
         for (name, filter, expected) in Self.cases {
             #expect(try await ids(store, filter) == expected, "\(name)")
         }
@@ -60,7 +67,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func orderTopSkipSelectionAndCount(_ kind: StoreKind) async throws {
-        let (test, store) = try await filled(kind); defer { test.directory.remove() }
+        let (test, store) = try await filled(kind)
+        defer { test.directory.remove() }
         let query = QueryDescription(
             table: "todo", filter: .binary(.ne, Self.m("id"), Self.s("zzz")),
             orderBy: [OrderBy("priority", ascending: false), OrderBy("text")], top: 2, skip: 1,
@@ -76,7 +84,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func deleteByQueryRemovesOnlyMatches(_ kind: StoreKind) async throws {
-        let (test, store) = try await filled(kind); defer { test.directory.remove() }
+        let (test, store) = try await filled(kind)
+        defer { test.directory.remove() }
         try await store.delete(QueryDescription(table: "todo", filter: .binary(.eq, Self.m("complete"), .literal(.bool(true)))))
         #expect(try await ids(store, nil) == ["a", "c"])
         await store.close()
@@ -84,7 +93,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func unknownColumnsAndHostileNamesAreRefused(_ kind: StoreKind) async throws {
-        let (test, store) = try await filled(kind); defer { test.directory.remove() }
+        let (test, store) = try await filled(kind)
+        defer { test.directory.remove() }
         let bad: [QueryDescription] = [
             QueryDescription(table: "todo", filter: .binary(.eq, Self.m("missing"), Self.i(1))),
             QueryDescription(table: "todo", orderBy: [OrderBy("text\" DESC; DROP TABLE todo; --")]),
@@ -102,15 +112,17 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func memberNamesFindTheirColumnWhateverTheASCIICase(_ kind: StoreKind) async throws {
-        let (test, store) = try await filled(kind); defer { test.directory.remove() }
+        let (test, store) = try await filled(kind)
+        defer { test.directory.remove() }
         let byText = FilterExpression.binary(.eq, Self.m("TEXT"), Self.s("Buy milk"))
         #expect(try await ids(store, byText) == ["a"])
         let order = [OrderBy("Priority", ascending: false), OrderBy("ID")]
         #expect(try await ids(store, .binary(.eq, Self.m("Complete"), .literal(.bool(false))), order: order) == ["c", "a"])
         // The selection comes back under the columns' own spellings, typed by their columns.
-        let selected = try await store.read(QueryDescription(
-            table: "todo", filter: .function(.startswith, [Self.m("Text"), Self.s("buy")]), orderBy: [OrderBy("Id")],
-            selection: ["ID", "Complete"], includeTotalCount: true))
+        let selected = try await store.read(
+            QueryDescription(
+                table: "todo", filter: .function(.startswith, [Self.m("Text"), Self.s("buy")]), orderBy: [OrderBy("Id")],
+                selection: ["ID", "Complete"], includeTotalCount: true))
         #expect(selected.items == [["id": "a", "complete": false], ["id": "b", "complete": true]])
         #expect(selected.totalCount == 2)
         try await store.delete(QueryDescription(table: "todo", filter: .binary(.eq, Self.m("COMPLETE"), .literal(.bool(true)))))

@@ -7,7 +7,8 @@ import Testing
 @Suite struct StoreSystemTablesTests {
     @Test(arguments: StoreKind.allCases)
     func operationsKeepQueueOrderAcrossTables(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         let added = try await store.write { w in
             [
                 try w.addOperation(kind: .insert, table: "a", itemId: "1", item: nil),
@@ -29,7 +30,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func updatingAndDeletingAnOperationAlsoRemovesItsErrors(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         var op = try await store.write { try $0.addOperation(kind: .update, table: "t", itemId: "x", item: nil) }
         op.kind = .delete
         op.version += 1
@@ -55,7 +57,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func configValuesCanBeSetReplacedAndRemovedByPrefix(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         try await store.write { w in
             try w.setConfigValue("1970", forKey: "deltaToken|todo|all")
             try w.setConfigValue("2001", forKey: "deltaToken|todo|all")
@@ -72,7 +75,8 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func aRowAndItsQueueEntryCommitTogetherOrNotAtAll(_ kind: StoreKind) async throws {
         struct Abort: Error {}
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         await #expect(throws: Abort.self) {
             try await store.write { w in
                 try w.upsert(table: "todo", items: [["id": "a", "text": "t"]], ignoreMissingColumns: false)
@@ -87,7 +91,8 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func everythingSurvivesAReopenAndTheSequenceContinues(_ kind: StoreKind) async throws {
-        let (test, store) = try await TestStore.make(kind); defer { test.directory.remove() }
+        let (test, store) = try await TestStore.make(kind)
+        defer { test.directory.remove() }
         let first = try await store.write { w in
             try w.upsert(table: "todo", items: [["id": "a", "text": "t"]], ignoreMissingColumns: false)
             try w.setConfigValue("token", forKey: "deltaToken|todo|q")

@@ -1,7 +1,8 @@
-import Synchronization
 import SyncTestSupport
-@testable import SyncWire
+import Synchronization
 import Testing
+
+@testable import SyncWire
 
 /// `AsyncSerialGate`: one turn at a time, in the order asked, cancellation while waiting, and
 /// a turn that lasts until its body ends (returns, throws, or is cancelled). No sleeps: the test
@@ -44,9 +45,15 @@ import Testing
             for _ in 0..<40 {
                 group.addTask {
                     try await gate.withTurn {
-                        occupancy.counts.withLock { $0.inside += 1; $0.most = max($0.most, $0.inside) }
+                        occupancy.counts.withLock {
+                            $0.inside += 1
+                            $0.most = max($0.most, $0.inside)
+                        }
                         for _ in 0..<3 { await Task.yield() }
-                        occupancy.counts.withLock { $0.inside -= 1; $0.done += 1 }
+                        occupancy.counts.withLock {
+                            $0.inside -= 1
+                            $0.done += 1
+                        }
                     }
                 }
             }
@@ -120,7 +127,12 @@ import Testing
     @Test func aThrowingBodyPassesItsErrorOnAndTheTurnToTheNext() async throws {
         let gate = AsyncSerialGate(), log = Log()
         let (failing, next) = try await gate.withTurn {
-            let failing = Task { try await gate.withTurn { log.append("failing"); throw Failure() } }
+            let failing = Task {
+                try await gate.withTurn {
+                    log.append("failing")
+                    throw Failure()
+                }
+            }
             await gate.waitUntilQueued(1)
             let next = Task { try await gate.withTurn { log.append("next") } }
             await gate.waitUntilQueued(2)

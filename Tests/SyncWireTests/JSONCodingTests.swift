@@ -37,7 +37,8 @@ import Testing
 
     /// Inside another `Codable` type a `JSONValue` decodes each kind, without trying them all.
     @Test func valuesInsideOtherCodableTypesDecodeEveryKind() throws {
-        let text = #"{"results": [{"s": "x", "b": true, "i": 9007199254740993, "d": 2.5, "z": null, "o": {"k": [1, "v"]}, "a": [[]]}], "count": 1, "extra": false}"#
+        let text =
+            #"{"results": [{"s": "x", "b": true, "i": 9007199254740993, "d": 2.5, "z": null, "o": {"k": [1, "v"]}, "a": [[]]}], "count": 1, "extra": false}"#
         let envelope = try JSONCoding.decode(Envelope.self, from: Data(text.utf8))
         #expect(envelope.results == [["s": "x", "b": true, "i": .int(9_007_199_254_740_993), "d": 2.5, "z": nil, "o": ["k": [1, "v"]], "a": [[]]]])
         #expect(envelope.count == 1 && envelope.extra == false)

@@ -72,7 +72,8 @@ import Testing
         Accepted("y_number_0e+1", "[0e+1]", [.double(0)]),
         Accepted("y_number_0e1", "[0e1]", [.double(0)]),
         Accepted("y_number_after_space", "[ 4]", [4]),
-        Accepted("y_number_double_close_to_zero", "[-0.000000000000000000000000000000000000000000000000000000000000000000000000000001]", [.double(-1e-78)]),
+        Accepted(
+            "y_number_double_close_to_zero", "[-0.000000000000000000000000000000000000000000000000000000000000000000000000000001]", [.double(-1e-78)]),
         Accepted("y_number_int_with_exp", "[20e1]", [.double(200)]),
         Accepted("y_number_real_capital_e", "[1E22]", [.double(1e22)]),
         Accepted("y_number_real_capital_e_neg_exp", "[1E-2]", [.double(0.01)]),
@@ -131,7 +132,10 @@ import Testing
     @Test func objectsAndPagesHaveTheirOwnEntryPoints() throws {
         #expect(try JSONParser.parseObject(Data(#" {"id": "a", "n": 1} "#.utf8)) == ["id": "a", "n": 1])
         #expect(try JSONParser.parseObject(#"{"id": "a"}"#) == ["id": "a"])
-        #expect(try JSONParser.parseObjects(Data(#"[{"id": "a"}, {"id": "b", "x": [1, {"y": null}]}]"#.utf8)) == [["id": "a"], ["id": "b", "x": [1, ["y": nil]]]])
+        #expect(
+            try JSONParser.parseObjects(Data(#"[{"id": "a"}, {"id": "b", "x": [1, {"y": null}]}]"#.utf8)) == [
+                ["id": "a"], ["id": "b", "x": [1, ["y": nil]]],
+            ])
         #expect(try JSONParser.parseObjects(Array("[]".utf8)).isEmpty)
     }
 

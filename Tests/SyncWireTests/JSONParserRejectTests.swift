@@ -90,9 +90,13 @@ import Testing
         Rejected("n_object_duplicate_key_nested", #"{"a":1,"b":{"c":1,"c":2}}"#, .duplicateKey, at: 18),
         Rejected("n_object_duplicate_key_by_escape", #"{"a":1,"\u0061":2}"#, .duplicateKey, at: 7),
         Rejected("n_object_duplicate_key_canonically_equivalent", "{\"\u{E9}\":1,\"e\u{301}\":2}", .duplicateKey, at: 8),
-        Rejected("n_structure_nesting_beyond_the_limit", JSONParserAcceptTests.nested(JSONParser.maximumDepth + 1), .tooDeep, at: JSONParser.maximumDepth),
+        Rejected(
+            "n_structure_nesting_beyond_the_limit", JSONParserAcceptTests.nested(JSONParser.maximumDepth + 1), .tooDeep, at: JSONParser.maximumDepth),
         Rejected("n_structure_100000_opening_arrays", String(repeating: "[", count: 100_000), .tooDeep, at: JSONParser.maximumDepth),
-        Rejected("n_structure_objects_beyond_the_limit", String(repeating: #"{"a":"#, count: JSONParser.maximumDepth + 1) + "1" + String(repeating: "}", count: JSONParser.maximumDepth + 1), .tooDeep, at: 5 * JSONParser.maximumDepth),
+        Rejected(
+            "n_structure_objects_beyond_the_limit",
+            String(repeating: #"{"a":"#, count: JSONParser.maximumDepth + 1) + "1" + String(repeating: "}", count: JSONParser.maximumDepth + 1),
+            .tooDeep, at: 5 * JSONParser.maximumDepth),
     ]
 
     static let numbers: [Rejected] = [

@@ -9,7 +9,8 @@ import Testing
         var text = String(String.UnicodeScalarView((0..<0x20).compactMap(Unicode.Scalar.init)))
         text += "\"\\/\u{7F}\u{80}\u{2028}\u{2029}é😀\u{FEFF}"
         let written = String(decoding: try JSONWriter.data(["a": .string(text)]), as: UTF8.self)
-        let expected = #"{"a":"\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f"#
+        let expected =
+            #"{"a":"\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f"#
             + #"\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f\"\\/"#
             + "\u{7F}\u{80}\u{2028}\u{2029}é😀\u{FEFF}\"}"
         #expect(written == expected)
@@ -109,8 +110,10 @@ import Testing
 
 /// Random JSON values for property tests.
 enum JSONTree {
-    static let scalars: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\u{0}", "\u{8}", "\u{9}", "\u{A}", "\u{C}", "\u{D}",
-        "\u{1F}", "\u{7F}", "é", "ß", "\u{301}", "€", "\u{2028}", "\u{FEFF}", "\u{FFFF}", "中", "😀", "\u{10FFFF}"]
+    static let scalars: [Unicode.Scalar] = [
+        "a", "Z", "0", " ", "\"", "\\", "/", "\u{0}", "\u{8}", "\u{9}", "\u{A}", "\u{C}", "\u{D}",
+        "\u{1F}", "\u{7F}", "é", "ß", "\u{301}", "€", "\u{2028}", "\u{FEFF}", "\u{FFFF}", "中", "😀", "\u{10FFFF}",
+    ]
 
     static func value(depth: Int, integralReals: Bool = true, using generator: inout SeededGenerator) -> JSONValue {
         switch Int.random(in: 0..<(depth > 0 ? 9 : 7), using: &generator) {
@@ -121,7 +124,8 @@ enum JSONTree {
         case 4: return .double(real(integral: integralReals, using: &generator))
         case 5, 6: return .string(string(using: &generator))
         case 7:
-            return .array((0..<Int.random(in: 0...4, using: &generator)).map { _ in value(depth: depth - 1, integralReals: integralReals, using: &generator) })
+            return .array(
+                (0..<Int.random(in: 0...4, using: &generator)).map { _ in value(depth: depth - 1, integralReals: integralReals, using: &generator) })
         default:
             var object = JSONObject()
             for _ in 0..<Int.random(in: 0...4, using: &generator) {
@@ -140,7 +144,8 @@ enum JSONTree {
     /// A finite double: any bit pattern, or a short decimal.
     static func real(integral: Bool, using generator: inout SeededGenerator) -> Double {
         while true {
-            let candidate = Bool.random(using: &generator)
+            let candidate =
+                Bool.random(using: &generator)
                 ? Double(bitPattern: generator.next())
                 : Double(Int.random(in: -100_000...100_000, using: &generator)) / [1, 8, 10, 1000][Int.random(in: 0..<4, using: &generator)]
             if candidate.isFinite, integral || candidate.rounded(.towardZero) != candidate { return candidate }

@@ -8,12 +8,15 @@ import Testing
     func i(_ n: Int64) -> FilterExpression { .literal(.int(n)) }
 
     @Test func precedenceFollowsTheGrammar() throws {
-        #expect(try ODataParser.parseFilter("a eq 1 or b eq 2 and c eq 3")
-            == .binary(.or, .binary(.eq, m("a"), i(1)), .binary(.and, .binary(.eq, m("b"), i(2)), .binary(.eq, m("c"), i(3)))))
-        #expect(try ODataParser.parseFilter("a add b mul c sub 1 gt 0")
-            == .binary(.gt, .binary(.sub, .binary(.add, m("a"), .binary(.mul, m("b"), m("c"))), i(1)), i(0)))
-        #expect(try ODataParser.parseFilter("not done and -x lt -5")
-            == .binary(.and, .unary(.not, m("done")), .binary(.lt, .unary(.negate, m("x")), i(-5))))
+        #expect(
+            try ODataParser.parseFilter("a eq 1 or b eq 2 and c eq 3")
+                == .binary(.or, .binary(.eq, m("a"), i(1)), .binary(.and, .binary(.eq, m("b"), i(2)), .binary(.eq, m("c"), i(3)))))
+        #expect(
+            try ODataParser.parseFilter("a add b mul c sub 1 gt 0")
+                == .binary(.gt, .binary(.sub, .binary(.add, m("a"), .binary(.mul, m("b"), m("c"))), i(1)), i(0)))
+        #expect(
+            try ODataParser.parseFilter("not done and -x lt -5")
+                == .binary(.and, .unary(.not, m("done")), .binary(.lt, .unary(.negate, m("x")), i(-5))))
         #expect(try ODataParser.parseFilter("(a or b) and c") == .binary(.and, .binary(.or, m("a"), m("b")), m("c")))
     }
 
@@ -51,7 +54,9 @@ import Testing
     }
 
     @Test func deepNestingAndHugeInputAreErrorsNotCrashes() throws {
-        #expect(throws: QueryError.self) { try ODataParser.parseFilter(String(repeating: "(", count: 10_000) + "a" + String(repeating: ")", count: 10_000)) }
+        #expect(throws: QueryError.self) {
+            try ODataParser.parseFilter(String(repeating: "(", count: 10_000) + "a" + String(repeating: ")", count: 10_000))
+        }
         #expect(throws: QueryError.self) { try ODataParser.parseFilter(String(repeating: "not ", count: 5_000) + "a") }
         #expect(throws: QueryError.self) { try ODataParser.parseFilter("a eq '" + String(repeating: "x", count: 100_000) + "'") }
         #expect(try ODataParser.parseFilter(String(repeating: "(", count: 30) + "a" + String(repeating: ")", count: 30)) == m("a"))
@@ -63,11 +68,16 @@ import Testing
         #expect(throws: QueryError.self) { try ODataParser.parseOrderBy("text; DROP TABLE x") }
         #expect(try ODataParser.parseSelect("id, text") == ["id", "text"])
         #expect(try ODataParser.parseSelect("*") == [])
-        let request = try ODataParser.parseRequest(table: "todo", queryItems: [
-            ("$filter", "complete eq false"), ("$top", "5"), ("$skip", "10"), ("$inlinecount", "allpages"), ("__INCLUDEDELETED", "false"), ("other", "x"),
-        ])
-        #expect(request.query == QueryDescription(
-            table: "todo", filter: .binary(.eq, m("complete"), .literal(.bool(false))), top: 5, skip: 10, includeTotalCount: true))
+        let request = try ODataParser.parseRequest(
+            table: "todo",
+            queryItems: [
+                ("$filter", "complete eq false"), ("$top", "5"), ("$skip", "10"), ("$inlinecount", "allpages"), ("__INCLUDEDELETED", "false"),
+                ("other", "x"),
+            ])
+        #expect(
+            request.query
+                == QueryDescription(
+                    table: "todo", filter: .binary(.eq, m("complete"), .literal(.bool(false))), top: 5, skip: 10, includeTotalCount: true))
         #expect(request.includeDeleted)
         for bad in [("$top", "-1"), ("$skip", "x"), ("$inlinecount", "some")] {
             #expect(throws: QueryError.self) { try ODataParser.parseRequest(table: "t", queryItems: [bad]) }
@@ -80,11 +90,14 @@ import Testing
         let since = Date(timeIntervalSince1970: 0)
         let user = FilterExpression.binary(.eq, .member("text"), .literal(.string("MATCH")))
         #expect(ODataPrinter.filter(ODataQuery.incrementalFilter(nil, since: since)) == "updatedAt ge datetimeoffset'1970-01-01T00:00:00.000Z'")
-        #expect(ODataPrinter.filter(ODataQuery.incrementalFilter(user, since: since))
-            == "(text eq 'MATCH') and (updatedAt ge datetimeoffset'1970-01-01T00:00:00.000Z')")
-        let query = QueryDescription(table: "t", filter: user, orderBy: [OrderBy("updatedAt")], top: 50, skip: 0, selection: ["id"], includeTotalCount: true)
-        #expect(ODataQuery.string(ODataQuery.queryItems(for: query))
-            == "$filter=text%20eq%20%27MATCH%27&$orderby=updatedAt%20asc&$skip=0&$top=50&$select=id&$inlinecount=allpages")
+        #expect(
+            ODataPrinter.filter(ODataQuery.incrementalFilter(user, since: since))
+                == "(text eq 'MATCH') and (updatedAt ge datetimeoffset'1970-01-01T00:00:00.000Z')")
+        let query = QueryDescription(
+            table: "t", filter: user, orderBy: [OrderBy("updatedAt")], top: 50, skip: 0, selection: ["id"], includeTotalCount: true)
+        #expect(
+            ODataQuery.string(ODataQuery.queryItems(for: query))
+                == "$filter=text%20eq%20%27MATCH%27&$orderby=updatedAt%20asc&$skip=0&$top=50&$select=id&$inlinecount=allpages")
     }
 
     /// A deterministic generator of filter trees for the round trip.
@@ -103,7 +116,9 @@ import Testing
             case 2: return .int(Int64(next(2_000_000)) - 1_000_000)
             case 3: return .double(Double(next(100_000)) / 64 - 500)
             case 4: return .string(["", "it's", "a'b''c", "ünï ✓", "x y"][next(5)])
-            case 5: return .date(WireDate.date(from: WireDate.string(from: Date(timeIntervalSince1970: Double(next(2_000_000_000)) + Double(next(1000)) / 1000)))!)
+            case 5:
+                return .date(
+                    WireDate.date(from: WireDate.string(from: Date(timeIntervalSince1970: Double(next(2_000_000_000)) + Double(next(1000)) / 1000)))!)
             default: return .double(1e-7 * Double(next(100) + 1))
             }
         }

@@ -86,7 +86,8 @@ import Testing
     @Test func formatAndParseAgreeWithEachOtherAndWithLibc() throws {
         var generator = SeededGenerator(seed: 7)
         for round in 0..<20_000 {
-            let milliseconds = round < 10_000
+            let milliseconds =
+                round < 10_000
                 ? Int64.random(in: -62_167_219_200_000...253_402_300_799_999, using: &generator)
                 : Int64.random(in: -2_208_988_800_000...4_102_444_800_000, using: &generator)  // 1900–2100
             let text = WireDate.string(milliseconds: milliseconds)

@@ -33,7 +33,8 @@ import Testing
 
     @Test func theDemoRunsTheWholeStoryAndEveryStepHolds() async throws {
         try #require(todo.isBuilt, "build the todo product first (scripts/test does)")
-        let home = try TemporaryDirectory(prefix: "todo-demo"); defer { home.remove() }
+        let home = try TemporaryDirectory(prefix: "todo-demo")
+        defer { home.remove() }
         let result = try await todo.run(["demo"], environment: ["TMPDIR": home.url.path, "CIPHERSYNC_ALLOW_INSECURE_PROFILE": nil])
         #expect(result.exitCode == 0, "\(result)")
         let lines = result.stdout.split(separator: "\n")

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
+import SyncSQL
 import SyncServer
 import SyncTestSupport
-import SyncSQL
 import SyncWire
 import Testing
 
@@ -34,7 +34,8 @@ import Testing
     }
 
     @Test func anUnknownIDIsAFailure() async throws {
-        let (device, id) = try await deviceWithAnItem(); defer { device.directory.remove() }
+        let (device, id) = try await deviceWithAnItem()
+        defer { device.directory.remove() }
         let unknown = id.hasPrefix("0") ? "1" : "0"
         for command in [["complete", unknown], ["delete", unknown], ["edit", unknown, "--text", "x"]] {
             try await expectRejected(device, command, exitCode: 1, message: "No todo item has an id starting with '\(unknown)'.")
@@ -42,7 +43,8 @@ import Testing
     }
 
     @Test func anAmbiguousPrefixIsAFailure() async throws {
-        let device = try Device(); defer { device.directory.remove() }
+        let device = try Device()
+        defer { device.directory.remove() }
         // Ids are random GUIDs: among 17 of them two share a first hex digit.
         var byFirst: [Character: Int] = [:]
         while byFirst.values.allSatisfy({ $0 < 2 }) {
@@ -50,25 +52,29 @@ import Testing
             byFirst[id.first ?? " ", default: 0] += 1
         }
         let (digit, count) = try #require(byFirst.first { $0.value >= 2 })
-        try await expectRejected(device, ["complete", String(digit)], exitCode: 1, message: "'\(digit)' matches \(count) items; give more of the id.")
+        try await expectRejected(
+            device, ["complete", String(digit)], exitCode: 1, message: "'\(digit)' matches \(count) items; give more of the id.")
     }
 
     @Test func aWrongPassphraseIsExitThreeAndTouchesNothing() async throws {
-        let (device, _) = try await deviceWithAnItem(); defer { device.directory.remove() }
+        let (device, _) = try await deviceWithAnItem()
+        defer { device.directory.remove() }
         try await expectRejected(
             device, ["list"], exitCode: 3, message: "The passphrase is wrong.",
             environment: ["CIPHERSYNC_PASSPHRASE": device.passphrase + "x"])
     }
 
     @Test func noPassphraseSourceOffATerminalIsAUsageError() async throws {
-        let (device, _) = try await deviceWithAnItem(); defer { device.directory.remove() }
+        let (device, _) = try await deviceWithAnItem()
+        defer { device.directory.remove() }
         let result = try await device.run(["list"], environment: ["CIPHERSYNC_PASSPHRASE": nil])
         #expect(result.exitCode == 2, "\(result)")
         #expect(result.errorLines.count == 1 && result.errorLines[0].hasPrefix("todo: No passphrase given"))
     }
 
     @Test func anEditWithNothingToChangeIsAUsageError() async throws {
-        let (device, id) = try await deviceWithAnItem(); defer { device.directory.remove() }
+        let (device, id) = try await deviceWithAnItem()
+        defer { device.directory.remove() }
         let before = try device.files()
         let result = try await device.run(["edit", id])
         #expect(result.exitCode == 2, "\(result)")
@@ -79,7 +85,8 @@ import Testing
     /// The push marks the operation as attempted (it may have reached the server), so the file
     /// changes; what it holds does not.
     @Test func anUnreachableServerIsOfflineNotAnError() async throws {
-        let (device, id) = try await deviceWithAnItem(); defer { device.directory.remove() }
+        let (device, id) = try await deviceWithAnItem()
+        defer { device.directory.remove() }
         let closed = try RefusingPort()
         let server = URL(string: "http://127.0.0.1:\(closed.port)")
         let items = try await device.items()
@@ -98,7 +105,8 @@ import Testing
     }
 
     @Test func aServerAnswering500IsAFailureAndKeepsTheQueue() async throws {
-        let (device, _) = try await deviceWithAnItem(); defer { device.directory.remove() }
+        let (device, _) = try await deviceWithAnItem()
+        defer { device.directory.remove() }
         var logger = Logger(label: "broken-server")
         logger.logLevel = .critical
         let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger), storage: BrokenStorage())
@@ -122,13 +130,16 @@ import Testing
         let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(
             text.contains(
-                "Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, 3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued)."),
+                "Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, 3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued)."
+            ),
             "\(help.stdout)")
     }
 
     @Test func aServerURLThatIsNoURLIsAUsageError() async throws {
-        let device = try Device(); defer { device.directory.remove() }
-        let result = try await todo.run(["--store", device.store, "--server", "ftp://example", "list"], environment: ["CIPHERSYNC_PASSPHRASE": device.passphrase])
+        let device = try Device()
+        defer { device.directory.remove() }
+        let result = try await todo.run(
+            ["--store", device.store, "--server", "ftp://example", "list"], environment: ["CIPHERSYNC_PASSPHRASE": device.passphrase])
         #expect(result.exitCode == 2, "\(result)")
         #expect(result.stderr.contains("--server must be an http(s) URL"))
         #expect(try device.files().isEmpty, "no store was created")

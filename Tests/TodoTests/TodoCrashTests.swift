@@ -29,7 +29,8 @@ import TodoApp
     @Test func killedPushesAndPullsMakeNoConflictAndLoseNothing() async throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         var random = SeededGenerator(seed: seed)
-        let device = try Device(); defer { device.directory.remove() }
+        let device = try Device()
+        defer { device.directory.remove() }
         let server = try ServerProcess(arguments: ["--page-size", "1000"])
         defer { server.stop() }
         let other = try MobileServiceClient(url: server.url).table(TodoDevice.tableName)  // another device, online

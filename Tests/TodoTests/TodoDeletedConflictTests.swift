@@ -31,9 +31,13 @@ import Testing
 
     @Test(arguments: ["restore", "client"])
     func restoringBringsTheItemBackWithTheEdit(_ choice: String) async throws {
-        let server = try ServerProcess(); defer { server.stop() }
+        let server = try ServerProcess()
+        defer { server.stop() }
         let (a, b, id, edit) = try await deletedWhileEdited(server)
-        defer { a.directory.remove(); b.directory.remove() }
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
         let resolved = try await b.run(["conflicts", "--resolve", choice], server: server.url)
         #expect(resolved.exitCode == 0, "\(resolved)")
         #expect(resolved.stdout.contains("deleted on the server"), "\(resolved.stdout)")
@@ -48,9 +52,13 @@ import Testing
 
     @Test(arguments: ["accept", "server", "cancel"])
     func acceptingTheDeleteDropsTheEdit(_ choice: String) async throws {
-        let server = try ServerProcess(); defer { server.stop() }
+        let server = try ServerProcess()
+        defer { server.stop() }
         let (a, b, _, _) = try await deletedWhileEdited(server)
-        defer { a.directory.remove(); b.directory.remove() }
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
         let resolved = try await b.run(["conflicts", "--resolve", choice], server: server.url)
         #expect(resolved.exitCode == 0, "\(resolved)")
         #expect(resolved.stdout.contains("resolved: accept"), "\(resolved.stdout)")
@@ -63,9 +71,13 @@ import Testing
 
     /// On a terminal the question names the two choices of this kind of conflict.
     @Test func onATerminalTheDeletedConflictAsksRestoreOrAccept() async throws {
-        let server = try ServerProcess(); defer { server.stop() }
+        let server = try ServerProcess()
+        defer { server.stop() }
         let (a, b, _, edit) = try await deletedWhileEdited(server)
-        defer { a.directory.remove(); b.directory.remove() }
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
         let question = "[r]estore it with your change, or [a]ccept the delete? "
         let asked = try b.runOnTerminal(["conflicts"], server: server.url, dialogue: [(question, "x"), (question, "r")])
         #expect(asked.status == 0, "\(asked.screen)")

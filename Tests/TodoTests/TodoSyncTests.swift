@@ -9,10 +9,14 @@ import Testing
     }
 
     @Test func offlineEditsReachTheOtherDeviceOnceTheServerIsBack() async throws {
-        let serverDirectory = try TemporaryDirectory(prefix: "todo-server"); defer { serverDirectory.remove() }
+        let serverDirectory = try TemporaryDirectory(prefix: "todo-server")
+        defer { serverDirectory.remove() }
         let database = "sqlite:" + serverDirectory.path("server.db")
         let a = try Device(), b = try Device()
-        defer { a.directory.remove(); b.directory.remove() }
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
         let milk = uniqueText("Buy milk"), bread = uniqueText("Bake bread"), rain = uniqueText("Check the rain gauge")
 
         // A works offline, then syncs; B pulls.
@@ -62,7 +66,10 @@ import Testing
     @Test(arguments: ["client", "server", "cancel"])
     func aConflictIsResolved(_ choice: String) async throws {
         let a = try Device(), b = try Device()
-        defer { a.directory.remove(); b.directory.remove() }
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
         let server = try ServerProcess()
         defer { server.stop() }
         let original = uniqueText("Water the plants"), fromA = uniqueText("Water the plants (A)"), fromB = uniqueText("Water the plants (B)")
@@ -100,7 +107,10 @@ import Testing
     /// On a terminal `conflicts` shows both values and asks; `sync` shows its progress.
     @Test func onATerminalConflictsAskAndSyncShowsProgress() async throws {
         let a = try Device(), b = try Device()
-        defer { a.directory.remove(); b.directory.remove() }
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
         let server = try ServerProcess()
         defer { server.stop() }
         let fromA = uniqueText("Sweep the porch (A)"), fromB = uniqueText("Sweep the porch (B)")
@@ -133,7 +143,8 @@ import Testing
     /// The first use on a terminal asks for a new passphrase twice, without echo; two different
     /// entries create nothing. Later uses ask once.
     @Test func onATerminalTheFirstUseAsksForANewPassphraseTwiceWithoutEcho() async throws {
-        let device = try Device(); defer { device.directory.remove() }
+        let device = try Device()
+        defer { device.directory.remove() }
         let text = uniqueText("Check the oil")
 
         let twice = [("New passphrase for ", device.passphrase), ("Repeat: ", device.passphrase)]
@@ -156,8 +167,10 @@ import Testing
     /// Against a server that requires a sign-in token, `--auth-token-file` sends it; without it
     /// (or with a wrong one) sync is refused in one line and nothing queued is lost.
     @Test func aServerThatRequiresATokenGetsItFromTheTokenFile() async throws {
-        let device = try Device(); defer { device.directory.remove() }
-        let secrets = try TemporaryDirectory(prefix: "todo-token"); defer { secrets.remove() }
+        let device = try Device()
+        defer { device.directory.remove() }
+        let secrets = try TemporaryDirectory(prefix: "todo-token")
+        defer { secrets.remove() }
         let token = UUID().uuidString
         try Data((token + "\n").utf8).write(to: secrets.file("server-token"))
         try Data("not the token\n".utf8).write(to: secrets.file("wrong-token"))
@@ -183,7 +196,10 @@ import Testing
     /// Without `--resolve` and not on a terminal, `conflicts` asks for it and changes nothing.
     @Test func conflictsWithoutATerminalNeedResolve() async throws {
         let a = try Device(), b = try Device()
-        defer { a.directory.remove(); b.directory.remove() }
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
         let server = try ServerProcess()
         defer { server.stop() }
         let id = try await a.add(uniqueText("Fix the gate"))

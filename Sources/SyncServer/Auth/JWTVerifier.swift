@@ -1,7 +1,7 @@
 public import Foundation
 public import HTTPTypes
-import SyncWire
 import JWTKit
+import SyncWire
 
 /// Verifies the JSON Web Tokens that sign requests in, and turns a good one into an ``Identity``.
 ///

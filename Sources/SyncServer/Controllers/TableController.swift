@@ -49,7 +49,8 @@ struct TableController: Sendable {
             headers[link] = nextLink(request, items: items, skip: (query.skip ?? 0) + result.items.count, top: requestedTop - result.items.count)
         }
         if let count = result.totalCount {
-            return try JSONResponse.make(["results": JSONValue.array(result.items.map(JSONValue.object)), "count": .int(Int64(count))], headers: headers)
+            return try JSONResponse.make(
+                ["results": JSONValue.array(result.items.map(JSONValue.object)), "count": .int(Int64(count))], headers: headers)
         }
         return try JSONResponse.make(result.items, headers: headers)
     }
@@ -72,18 +73,21 @@ struct TableController: Sendable {
         let table = try tableName(context)
         let (id, scope) = (try itemID(context), try scope(table, context))
         let changes = try await body(request)
-        return try JSONResponse.item(try await service.update(table: table, id: id, scope: scope, changes: changes, ifMatch: request.headers[.ifMatch]))
+        return try JSONResponse.item(
+            try await service.update(table: table, id: id, scope: scope, changes: changes, ifMatch: request.headers[.ifMatch]))
     }
 
     func delete(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let table = try tableName(context)
-        let item = try await service.delete(table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
+        let item = try await service.delete(
+            table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
         return try JSONResponse.item(item)
     }
 
     func undelete(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let table = try tableName(context)
-        let item = try await service.undelete(table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
+        let item = try await service.undelete(
+            table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
         return try JSONResponse.item(item, status: .created)
     }
 

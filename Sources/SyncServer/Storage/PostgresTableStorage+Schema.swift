@@ -117,7 +117,8 @@ extension PostgresTableStorage {
             throw TableError.badRequest("A table name may have at most \(Self.maximumTableNameBytes) bytes in this server's database")
         }
         if let long = columns.keys.first(where: { $0.utf8.count > Self.maximumNameBytes }) {
-            throw TableError.badRequest("The property name '\(long.prefix(64))' is longer than \(Self.maximumNameBytes) bytes, the most this server's database keeps")
+            throw TableError.badRequest(
+                "The property name '\(long.prefix(64))' is longer than \(Self.maximumNameBytes) bytes, the most this server's database keeps")
         }
         let schema = try await transaction { connection in try await changeSchema(table, scope: scope, columns, on: connection) }
         schemas.withLock { $0[ColumnKey(table)] = schema }
@@ -135,7 +136,8 @@ extension PostgresTableStorage {
             VALUES (\(bind: .text(key)), \(bind: .text(table))) ON CONFLICT DO NOTHING
             """
         try await connection.query(Self.query(register.statement(in: .postgres)), logger: logger)
-        let lock: SQLFragment = "SELECT \(identifier: "name") FROM \(identifier: Self.metadataTable) WHERE \(identifier: "key") = \(bind: .text(key)) FOR UPDATE"
+        let lock: SQLFragment =
+            "SELECT \(identifier: "name") FROM \(identifier: Self.metadataTable) WHERE \(identifier: "key") = \(bind: .text(key)) FOR UPDATE"
         let locked = try await connection.query(Self.query(lock.statement(in: .postgres)), logger: logger).collect()
         let name = locked.first.flatMap { Self.values($0).first?.1.textValue } ?? table
         var schema: TableSchema
@@ -153,7 +155,8 @@ extension PostgresTableStorage {
         }
         try schema.check(scope)
         for (column, type) in schema.missingColumns(columns) {
-            let sql: SQLFragment = "ALTER TABLE \(identifier: schema.name) ADD COLUMN IF NOT EXISTS \(identifier: column) \(inline: Self.sqlType(type))"
+            let sql: SQLFragment =
+                "ALTER TABLE \(identifier: schema.name) ADD COLUMN IF NOT EXISTS \(identifier: column) \(inline: Self.sqlType(type))"
             try await connection.query(Self.query(sql.statement(in: .postgres)), logger: logger)
             schema.columns[column] = type
         }
@@ -179,7 +182,8 @@ extension PostgresTableStorage {
         let id = dialect.order(dialect.foldedID("\(identifier: SystemProperty.id)"), ascending: true)
         let updatedAt = dialect.order("\(identifier: SystemProperty.updatedAt)", ascending: true)
         let create: SQLFragment = "CREATE TABLE \(identifier: table) (\(inline: .joined(definitions, separator: ", ")))"
-        let key: SQLFragment = "CREATE UNIQUE INDEX \(identifier: table + "$id") ON \(identifier: table) (\(inline: .joined(owner + [id], separator: ", ")))"
+        let key: SQLFragment =
+            "CREATE UNIQUE INDEX \(identifier: table + "$id") ON \(identifier: table) (\(inline: .joined(owner + [id], separator: ", ")))"
         let index: SQLFragment = """
             CREATE INDEX \(identifier: table + "$updatedAt") ON \(identifier: table) (\(inline: .joined(owner + [updatedAt, id], separator: ", ")))
             """

@@ -128,14 +128,20 @@ public final class PostgresTableStorage: TableStorage {
     }
 
     public func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] {
-        guard let translated = try await translate(query.table, scope, { (translator) throws(QueryError) in try translator.select(query, extraFilter: extraFilter) }) else {
+        guard
+            let translated = try await translate(
+                query.table, scope, { (translator) throws(QueryError) in try translator.select(query, extraFilter: extraFilter) })
+        else {
             return []
         }
         return try await Self.evaluatingFilter { try await rows(translated.0, translated.1) }
     }
 
     public func count(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> Int {
-        guard let translated = try await translate(query.table, scope, { (translator) throws(QueryError) in try translator.count(query, extraFilter: extraFilter) }) else { return 0 }
+        guard
+            let translated = try await translate(
+                query.table, scope, { (translator) throws(QueryError) in try translator.count(query, extraFilter: extraFilter) })
+        else { return 0 }
         return try await Self.evaluatingFilter {
             let values = try await client.query(Self.query(translated.0)).collect().first.map { Self.values($0) }
             return values?.first?.1.integerValue.map { Int($0) } ?? 0

@@ -18,7 +18,9 @@ extension SQLiteTableStorage {
         guard groups == 0 else { throw TableStorageError.idsDifferingOnlyByCase(table: table, count: groups) }
 
         let schema = try await readSchema(table)
-        let system = Set([SystemProperty.id, SystemProperty.createdAt, SystemProperty.updatedAt, SystemProperty.version, SystemProperty.deleted].map(ColumnKey.init))
+        let system = Set(
+            [SystemProperty.id, SystemProperty.createdAt, SystemProperty.updatedAt, SystemProperty.version, SystemProperty.deleted].map(
+                ColumnKey.init))
         var declared: [(String, String)] = []
         for info in try await connection.query("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) {
             guard let name = info.column("name")?.string, !system.contains(ColumnKey(name)), name != TableSchema.ownerColumn else { continue }
@@ -28,7 +30,10 @@ extension SQLiteTableStorage {
         let columns: [SQLFragment] = ((schema.isPerUser ? [TableSchema.ownerColumn] : []) + schema.columns.keys.sorted()).map { "\(identifier: $0)" }
         let list = SQLFragment.joined(columns, separator: ", ")
         var statements = Self.createTable(staging, isPerUser: schema.isPerUser, columns: declared).prefix(1).map(\.sql)
-        statements.append(("INSERT INTO \(identifier: staging) (\(inline: list)) SELECT \(inline: list) FROM \(identifier: table)" as SQLFragment).statement(in: .sqlite).sql)
+        statements.append(
+            ("INSERT INTO \(identifier: staging) (\(inline: list)) SELECT \(inline: list) FROM \(identifier: table)" as SQLFragment).statement(
+                in: .sqlite
+            ).sql)
         statements.append(("DROP TABLE \(identifier: table)" as SQLFragment).statement(in: .sqlite).sql)
         statements.append(("ALTER TABLE \(identifier: staging) RENAME TO \(identifier: table)" as SQLFragment).statement(in: .sqlite).sql)
         statements += Self.createTable(table, isPerUser: schema.isPerUser, columns: declared).dropFirst().map(\.sql)
@@ -45,7 +50,8 @@ extension SQLiteTableStorage {
 
     /// Whether the `id` column of `table`'s key compares without regard to ASCII case.
     private func idFoldsCase(_ table: String) async throws -> Bool {
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             SELECT x.coll AS coll FROM pragma_index_list(?) AS l, pragma_index_xinfo(l.name) AS x \
             WHERE l.origin = 'pk' AND x.name = ?
             """, [.text(table), .text(SystemProperty.id)])

@@ -58,10 +58,11 @@ public actor SQLiteTableStorage: TableStorage {
         do {
             _ = try await connection.query("PRAGMA journal_mode = WAL", [])
             let clock = StampClock()
-            try await connection.install(customFunction: SQLiteCustomFunction(Self.stampFunction, argumentCount: 1) { arguments in
-                guard let table = arguments.first?.string else { throw StampArgumentMissing() }
-                return clock.next(for: table)
-            })
+            try await connection.install(
+                customFunction: SQLiteCustomFunction(Self.stampFunction, argumentCount: 1) { arguments in
+                    guard let table = arguments.first?.string else { throw StampArgumentMissing() }
+                    return clock.next(for: table)
+                })
             let store = SQLiteTableStorage(connection: connection, clock: clock, observer: observer)
             try await store.loadSchema()
             return store
@@ -164,7 +165,6 @@ public actor SQLiteTableStorage: TableStorage {
         return schema
     }
 
-
     /// The translator of a table's queries, restricted to the scope's owner.
     func translator(_ schema: TableSchema, _ scope: RowScope) -> SQLTranslator {
         SQLTranslator(table: schema.name, columns: schema.columns, dialect: .sqlite, restriction: scope.ownerCondition)
@@ -210,11 +210,13 @@ public actor SQLiteTableStorage: TableStorage {
             "\(identifier: SystemProperty.deleted) BOOLEAN NOT NULL DEFAULT 0",
         ]
         for (name, type) in columns { definitions.append("\(identifier: name) \(inline: SQLFragment(raw: type))") }
-        let keyColumns: [SQLFragment] = (isPerUser ? [TableSchema.ownerColumn] : []).map { "\(identifier: $0)" } + ["\(identifier: SystemProperty.id)"]
+        let keyColumns: [SQLFragment] =
+            (isPerUser ? [TableSchema.ownerColumn] : []).map { "\(identifier: $0)" } + ["\(identifier: SystemProperty.id)"]
         definitions.append("PRIMARY KEY (\(inline: .joined(keyColumns, separator: ", ")))")
         let indexed = keyColumns.dropLast() + ["\(identifier: SystemProperty.updatedAt)"]
         let create: SQLFragment = "CREATE TABLE IF NOT EXISTS \(identifier: table) (\(inline: .joined(definitions, separator: ", ")))"
-        let index: SQLFragment = "CREATE INDEX IF NOT EXISTS \(identifier: table + "_updatedAt") ON \(identifier: table) (\(inline: .joined(Array(indexed), separator: ", ")))"
+        let index: SQLFragment =
+            "CREATE INDEX IF NOT EXISTS \(identifier: table + "_updatedAt") ON \(identifier: table) (\(inline: .joined(Array(indexed), separator: ", ")))"
         return [create.statement(in: .sqlite), index.statement(in: .sqlite)]
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SyncWire
+import Synchronization
 
 /// The `updatedAt` of a write, as every storage takes it under its table's write serialisation:
 /// milliseconds since 1970, strictly increasing per table (see ``TableStorage``).

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import Logging
 import SyncServer
 import SyncWire
-import HTTPTypes
 
 /// Servers listening on 127.0.0.1 (port 0) over one database of a storage engine: as many
 /// instances as the engine allows, up to the number asked for, and a real HTTP client.

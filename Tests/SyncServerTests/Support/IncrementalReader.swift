@@ -1,6 +1,6 @@
 import Foundation
-import SyncWire
 import HTTPTypes
+import SyncWire
 
 /// A device that pulls one table the way G2 clients do: `updatedAt ge <token>`, ordered by
 /// `updatedAt`, in pages, re-querying from the newest timestamp a page carried and skipping over

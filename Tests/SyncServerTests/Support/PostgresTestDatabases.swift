@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import PostgresNIO
-import SyncServer
 import SyncSQL
+import SyncServer
 import SyncTestSupport
 
 /// Databases for tests in the process's PostgreSQL (``PostgresCluster``): each test gets a new,
