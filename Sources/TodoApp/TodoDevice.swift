@@ -30,7 +30,7 @@ public final class TodoDevice: Sendable {
 
     /// Opens (or, with `options.createIfMissing`, creates) the device's store and connects it to
     /// `server` (sending `authenticationToken` as `X-ZUMO-AUTH`, if given). Nothing is sent until
-    /// a push or pull. `checkpoint` is the sync engine's test hook (see ``SyncCheckpoint``).
+    /// a push or pull. `checkpoint` is the sync engine's test hook (see `SyncCheckpoint`).
     public static func open(
         store url: URL, encryption: StoreEncryption, options: StoreOptions, server: URL,
         authenticationToken: String? = nil, transport: any SyncTransport = HTTPSyncTransport(),

@@ -8,7 +8,7 @@ import Synchronization
 
 /// Tables in PostgreSQL through vapor/postgres-nio (`PostgresClient`, a pool of connections), for
 /// one server or **several instances over one database**. Every SQL string of this engine lives
-/// in the `PostgresTableStorage` files or comes from `SQLTranslator` in ``PostgresDialect``;
+/// in the `PostgresTableStorage` files or comes from `SQLTranslator` in `PostgresDialect`;
 /// identifiers go through `SQLIdentifier.quote`, values are bound.
 ///
 /// How it keeps the ``TableStorage`` contract:
@@ -27,7 +27,7 @@ import Synchronization
 ///   `numeric` (an integer column also keeps a fractional number, as SQLite's does), reals
 ///   `double precision`, Booleans `boolean`; JSON columns have the domain `__ciphersync_json`.
 /// - **Ids.** A table is keyed by a unique index on `lower(id COLLATE "C")` (ASCII letters
-///   folded and no others, as ``ItemID/sameItem(_:_:)``), owner first for a per-user table;
+///   folded and no others, as `ItemID/sameItem(_:_:)`), owner first for a per-user table;
 ///   every lookup and `$filter` comparison uses the same expression.
 /// - **Owners.** A per-user table has the column ``TableSchema/ownerColumn``; every statement of
 ///   a scoped call has `"$owner" = $n` in its `WHERE`.
@@ -38,18 +38,18 @@ public final class PostgresTableStorage: TableStorage {
     let settings: PostgresSettings
     let logger: Logger
     let observer: (any WriteObserver)?
-    /// The client's background task; cancelled by ``close()``.
+    /// The client's background task; cancelled by `close()`.
     private let running: Task<Void, Never>
     /// Every table known to this instance, by key (ASCII case folded).
     let schemas = Mutex<[ColumnKey: TableSchema]>([:])
-    /// Whether ``close()`` ran.
+    /// Whether `close()` ran.
     private let closed = Atomic<Bool>(false)
 
     /// The longest name PostgreSQL keeps (longer ones are cut, so two could become one).
     static let maximumNameBytes = 63
     /// The longest table name: an index name is the table's plus `$updatedAt`.
     static let maximumTableNameBytes = maximumNameBytes - 10
-    /// How long ``ping()`` waits for an answer.
+    /// How long `ping()` waits for an answer.
     static let pingTimeout: Duration = .seconds(3)
 
     /// Connects to the database, creates the metadata table and the JSON domain if they are
@@ -228,7 +228,7 @@ public final class PostgresTableStorage: TableStorage {
 
     /// Runs a query whose filter came from a request: an error PostgreSQL raises while
     /// evaluating it (a type it cannot compare, a number out of range, a negative length) is the
-    /// filter's fault, a ``QueryError`` (400), not the server's.
+    /// filter's fault, a `QueryError` (400), not the server's.
     static func evaluatingFilter<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
