@@ -1,7 +1,7 @@
 public import ArgumentParser
 public import Foundation
-public import SyncKeyMaintenance
-public import SyncKeys
+import SyncKeyMaintenance
+import SyncKeys
 
 /// Runs a tool's root command with CipherSync's conventions; call it from the tool's top-level code
 /// (`main.swift`), which must not `await` anything itself: the process then still has one thread

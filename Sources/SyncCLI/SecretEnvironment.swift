@@ -1,6 +1,6 @@
 public import Foundation
 public import SyncKeys
-public import Synchronization
+import Synchronization
 
 /// Secrets passed through environment variables, moved out of the environment once and handed
 /// out once.

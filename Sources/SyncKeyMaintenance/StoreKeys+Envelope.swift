@@ -1,5 +1,5 @@
 public import Foundation
-public import SyncKeys
+package import SyncKeys
 
 extension StoreKeys {
     /// Reads the envelope of `database`, mapping key errors to ``StoreError``.

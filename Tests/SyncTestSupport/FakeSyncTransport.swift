@@ -1,7 +1,7 @@
 public import Foundation
 public import SyncClient
 public import SyncWire
-public import Synchronization
+import Synchronization
 
 /// A scripted transport for client tests (in the spirit of the iOS SDK's MSTestFilter): it
 /// records every request and answers with the next scripted response, in order.
