@@ -5,13 +5,13 @@ import Synchronization
 /// Secrets passed through environment variables, moved out of the environment once and handed
 /// out once.
 ///
-/// A tool calls `captureProcessEnvironment()` first thing in `main`, while the process has one
+/// A tool calls ``captureProcessEnvironment(_:)`` first thing in `main`, while the process has one
 /// thread: each variable's value is copied into `SecretBytes`, overwritten in place (so
 /// `/proc/<pid>/environ` and a core dump no longer show it) and its entry removed, so child
-/// processes never inherit it. Later code asks `take(_:)` for a value, once; what was never
-/// taken is wiped by `discardAll()`.
+/// processes never inherit it. Later code asks ``take(_:)`` for a value, once; what was never
+/// taken is wiped by ``discardAll()``.
 ///
-/// The capture works on any environment block (`capture(_:from:)`), so it is tested on a block
+/// The capture works on any environment block (``capture(_:from:)``), so it is tested on a block
 /// the test makes, never by changing a test process's own environment (which other threads read
 /// while they spawn processes).
 public final class SecretEnvironment: Sendable {
@@ -22,7 +22,7 @@ public final class SecretEnvironment: Sendable {
     /// Every variable the tools read secrets from.
     public static let names = [passphrase, newPassphrase]
 
-    /// The secrets this process was started with (see `captureProcessEnvironment()`).
+    /// The secrets this process was started with (see ``captureProcessEnvironment(_:)``).
     public static let process = SecretEnvironment()
 
     private let values: Mutex<[String: SecretBytes]>
@@ -34,7 +34,7 @@ public final class SecretEnvironment: Sendable {
         self.values = Mutex(values)
     }
 
-    /// Moves the variables `names` out of this process's environment into `process`.
+    /// Moves the variables `names` out of this process's environment into ``process``.
     ///
     /// Call it first thing in `main`, before any other thread exists: the environment is changed
     /// in place, without the C library's lock.

@@ -8,9 +8,9 @@ enum PushAnswer {
     /// What the server holds for an item, as a refused write shows it.
     struct ServerCopy: Sendable {
         enum State: Sendable {
-            /// The server has the item (`item`), not deleted.
+            /// The server has the item (``item``), not deleted.
             case present
-            /// The server has the item soft-deleted (`item` when it sent it).
+            /// The server has the item soft-deleted (``item`` when it sent it).
             case deleted
             /// The server does not have the item.
             case missing

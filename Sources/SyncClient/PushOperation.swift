@@ -51,7 +51,7 @@ extension SyncConflictHandler {
 
 /// One operation being pushed, handed to a ``SyncConflictHandler``.
 ///
-/// A reference type so that the handler's changes to `item` are seen by the push; safe to
+/// A reference type so that the handler's changes to ``item`` are seen by the push; safe to
 /// share (its mutable state is behind a lock).
 public final class PushOperation: Sendable {
     private struct State {
@@ -83,7 +83,7 @@ public final class PushOperation: Sendable {
     /// The id of the item.
     public var itemId: String { operation.itemId }
 
-    /// The item that `execute()` sends: the current local row (insert, update) or the item kept
+    /// The item that ``execute()`` sends: the current local row (insert, update) or the item kept
     /// with the delete. Its `version` becomes `If-Match`; the other system properties are not
     /// sent. Change it to retry with other values (for example the server's version).
     public var item: JSONObject {
@@ -108,7 +108,7 @@ public final class PushOperation: Sendable {
     ///
     /// A refusal about the item (409 or 412; 404 or 410 for an update) is read with the server's
     /// copy: the answer's body when it is the server's item (it has a `version`), otherwise the
-    /// item read by id (`GET`, deleted ones included). When the operation `mayHaveReachedServer`
+    /// item read by id (`GET`, deleted ones included). When the operation ``mayHaveReachedServer``
     /// and that copy holds what was sent, the earlier attempt was applied: the copy is returned as
     /// the success it was. A delete whose item the server has deleted or does not have succeeds.
     ///

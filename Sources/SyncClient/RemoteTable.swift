@@ -36,7 +36,7 @@ public struct RemoteTable: Sendable {
     /// - Returns: the server's item.
     /// - Throws: ``SyncError/invalidItemID``, ``SyncError/preconditionFailed`` (the version
     ///   changed; the server's item in ``SyncError/serverItem``), ``SyncError/requestFailed``
-    ///   (404 for an unknown item), and the errors of `insert(_:)`.
+    ///   (404 for an unknown item), and the errors of ``insert(_:)``.
     public func update(_ item: JSONObject) async throws -> JSONObject {
         let id = try ItemValidation.id(of: item, generateIfMissing: false)
         let url = try connection.tableURL(name, id: id)
@@ -48,7 +48,7 @@ public struct RemoteTable: Sendable {
 
     /// Deletes an item on the server (`DELETE`, with `If-Match` when the item has a version).
     /// - Throws: ``SyncError/invalidItemID``, ``SyncError/preconditionFailed``,
-    ///   ``SyncError/requestFailed`` (404 for an unknown item), and the errors of `insert(_:)`.
+    ///   ``SyncError/requestFailed`` (404 for an unknown item), and the errors of ``insert(_:)``.
     public func delete(_ item: JSONObject) async throws {
         let id = try ItemValidation.id(of: item, generateIfMissing: false)
         let url = try connection.tableURL(name, id: id)
@@ -58,13 +58,13 @@ public struct RemoteTable: Sendable {
         guard response.isSuccess else { throw ServiceConnection.error(for: response) }
     }
 
-    /// Deletes the item with `id` unconditionally; see `delete(_:)`.
+    /// Deletes the item with `id` unconditionally; see ``delete(_:)``.
     public func delete(id: String) async throws {
         try await delete([SystemProperty.id: .string(id)])
     }
 
     /// The server's item with `id`, or `nil` when the server answers 404.
-    /// - Throws: ``SyncError/invalidItemID`` and the request errors of `insert(_:)`.
+    /// - Throws: ``SyncError/invalidItemID`` and the request errors of ``insert(_:)``.
     public func lookup(id: String) async throws -> JSONObject? {
         let id = try ItemValidation.id(of: [SystemProperty.id: .string(id)], generateIfMissing: false)
         let url = try connection.tableURL(name, id: id)
@@ -76,7 +76,7 @@ public struct RemoteTable: Sendable {
     /// Runs a query on the server (`GET` with `$filter`, `$orderby`, `$top`, `$skip`, `$select`,
     /// `$inlinecount` and the query's parameters).
     /// - Returns: the items, and the total count when the query asked for it.
-    /// - Throws: the request errors of `insert(_:)`.
+    /// - Throws: the request errors of ``insert(_:)``.
     public func read(_ query: Query = Query()) async throws -> QueryResult {
         var features = features.union([.queryObject])
         if !query.parameters.isEmpty { features.insert(.queryParameters) }

@@ -25,7 +25,7 @@ final class RunHandle: Sendable {
         request?.cancel()
     }
 
-    /// Sends a request in a child task that `cancel()` and task cancellation both cancel.
+    /// Sends a request in a child task that ``cancel()`` and task cancellation both cancel.
     func send(_ request: SyncRequest, through transport: any SyncTransport) async throws -> SyncResponse {
         let task = Task { try await transport.send(request) }
         let cancelledAlready = state.withLock { state -> Bool in

@@ -14,7 +14,7 @@ public import SyncWire
 /// ```
 ///
 /// Descriptions never contain item values, keys or passphrases; server items travel in
-/// `serverItem` and `operationErrors`, never in `description`.
+/// ``serverItem`` and ``operationErrors``, never in ``description``.
 public struct SyncError: Error, Sendable, CustomStringConvertible {
     enum Code: String, Sendable, Hashable {
         // local validation
@@ -75,8 +75,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Whether the server refused a write because its copy of the item differs: changed (409 or
-    /// 412, its item in `serverItem`), deleted (`deletedOnServer`) or missing
-    /// (`missingOnServer`).
+    /// 412, its item in ``serverItem``), deleted (``deletedOnServer``) or missing
+    /// (``missingOnServer``).
     public var isConflict: Bool { conflict != nil }
 
     /// The kind of conflict this error is, if it is one.
@@ -145,7 +145,7 @@ extension SyncError {
 
     // MARK: push
 
-    /// The push walked the queue, but some operations failed; see `operationErrors`.
+    /// The push walked the queue, but some operations failed; see ``operationErrors``.
     public static let pushCompletedWithErrors = SyncError(.pushCompletedWithErrors)
     /// The push stopped because the server could not be reached; the operation stays queued.
     public static let pushAbortedByNetwork = SyncError(.pushAbortedByNetwork)
@@ -182,18 +182,18 @@ extension SyncError {
     public static let transportFailed = SyncError(.transportFailed)
     /// The server answered 401 Unauthorized.
     public static let authenticationRequired = SyncError(.authenticationRequired)
-    /// The server answered 409 Conflict; `serverItem` holds its copy when it sent one.
+    /// The server answered 409 Conflict; ``serverItem`` holds its copy when it sent one.
     public static let conflict = SyncError(.conflict)
-    /// The server answered 412 Precondition Failed (version mismatch); `serverItem` holds its copy.
+    /// The server answered 412 Precondition Failed (version mismatch); ``serverItem`` holds its copy.
     public static let preconditionFailed = SyncError(.preconditionFailed)
     /// The server has the item deleted: an update answered 2xx with `deleted: true`, or a
-    /// refusal (409, 412, 404, 410) whose copy is deleted. `statusCode` is the status received;
-    /// `serverItem` holds the deleted copy when the server sent one.
+    /// refusal (409, 412, 404, 410) whose copy is deleted. ``statusCode`` is the status received;
+    /// ``serverItem`` holds the deleted copy when the server sent one.
     public static let deletedOnServer = SyncError(.deletedOnServer)
     /// The server does not have the item: a refusal (409, 412; 404 or 410 for an update) whose
-    /// item cannot be read by id. `statusCode` is the status received.
+    /// item cannot be read by id. ``statusCode`` is the status received.
     public static let missingOnServer = SyncError(.missingOnServer)
-    /// The server answered another error status; see `statusCode`.
+    /// The server answered another error status; see ``statusCode``.
     public static let requestFailed = SyncError(.requestFailed)
     /// The server's answer is not the JSON the protocol describes.
     public static let malformedServerResponse = SyncError(.malformedServerResponse)
@@ -202,6 +202,6 @@ extension SyncError {
 
     // MARK: store
 
-    /// The local store failed; `underlyingError` holds the store's error.
+    /// The local store failed; ``underlyingError`` holds the store's error.
     public static let localStoreFailed = SyncError(.localStoreFailed)
 }

@@ -45,7 +45,7 @@ public struct SyncTable: Sendable {
         try await context.delete(item, table: name)
     }
 
-    /// Deletes the item with `id`; see `delete(_:)`.
+    /// Deletes the item with `id`; see ``delete(_:)``.
     public func delete(id: String) async throws {
         try await context.delete([SystemProperty.id: .string(id)], table: name)
     }

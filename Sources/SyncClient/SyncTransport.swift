@@ -11,7 +11,7 @@ public struct SyncRequest: Sendable, Hashable {
     public var method: Method
     /// The absolute URL, query included.
     public var url: URL
-    /// The request headers (names as sent; look them up with `header(_:)`).
+    /// The request headers (names as sent; look them up with ``header(_:)``).
     public var headers: [String: String]
     /// The body, for inserts and updates.
     public var body: Data?

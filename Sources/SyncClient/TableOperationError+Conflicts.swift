@@ -5,16 +5,16 @@ extension TableOperationError {
     /// The kinds of conflict: how the server's copy of the item differs from the local change.
     public enum Conflict: String, Sendable, Hashable, CaseIterable, Codable {
         /// The server has the item with other values or another version (a 409 or 412 with its
-        /// copy in ``TableOperationError/serverItem``). Resolve with `keepLocalChange()` (use
-        /// client), `cancelAndUpdate(_:)` with the server's item (use server) or
-        /// `cancelAndDiscard()` (cancel).
+        /// copy in ``TableOperationError/serverItem``). Resolve with ``keepLocalChange()`` (use
+        /// client), ``cancelAndUpdate(_:)`` with the server's item (use server) or
+        /// ``cancelAndDiscard()`` (cancel).
         case changedOnServer
         /// The server has the item deleted: an update answered 2xx with `deleted: true`, or a
-        /// refusal whose copy is deleted. Resolve with `restoreAndUpdate()` (restore it with
-        /// the local change) or `acceptDelete()`.
+        /// refusal whose copy is deleted. Resolve with ``restoreAndUpdate()`` (restore it with
+        /// the local change) or ``acceptDelete()``.
         case deletedOnServer
         /// The server does not have the item (a refusal whose item cannot be read by id).
-        /// Resolve with `keepLocalChange()` (insert it again) or `acceptDelete()`.
+        /// Resolve with ``keepLocalChange()`` (insert it again) or ``acceptDelete()``.
         case missingOnServer
     }
 
@@ -23,14 +23,14 @@ extension TableOperationError {
     ///
     /// - changed on the server: the change is sent again with the server's `version` (an insert
     ///   becomes an update of the server's item, never a second insert);
-    /// - deleted on the server: as `restoreAndUpdate()`;
+    /// - deleted on the server: as ``restoreAndUpdate()``;
     /// - missing on the server: the item is inserted again (a delete has nothing left to do and
     ///   is dropped);
     /// - not a conflict (a 400, a 5xx): the operation is sent again as it is.
     ///
     /// - Throws: ``SyncError/operationNotFound``, ``SyncError/operationChanged``,
     ///   ``SyncError/localStoreFailed``; for an item deleted on the server, the errors of
-    ///   `restoreAndUpdate()`. Nothing changes when it throws.
+    ///   ``restoreAndUpdate()``. Nothing changes when it throws.
     public func keepLocalChange() async throws {
         switch conflict {
         case .deletedOnServer?:
@@ -70,7 +70,7 @@ extension TableOperationError {
     }
 
     /// Accepts that the server deleted the item (or does not have it): drops the operation (and
-    /// its errors) and the local row. The same as `cancelAndDiscard()`, named for the
+    /// its errors) and the local row. The same as ``cancelAndDiscard()``, named for the
     /// conflicts ``Conflict/deletedOnServer`` and ``Conflict/missingOnServer``.
     /// - Throws: ``SyncError/operationNotFound``, ``SyncError/operationChanged``,
     ///   ``SyncError/localStoreFailed``.

@@ -61,7 +61,7 @@ public struct TableOperationError: Error, Sendable, Identifiable, CustomStringCo
     public var isConflict: Bool { conflict != nil }
 
     /// Whether the server has the item deleted (``Conflict/deletedOnServer``): restore it with
-    /// `restoreAndUpdate()` or accept the delete with `acceptDelete()`.
+    /// ``restoreAndUpdate()`` or accept the delete with ``acceptDelete()``.
     public var isDeletedOnServer: Bool { conflict == .deletedOnServer }
 
     /// The kind of conflict of a stored error; errors stored before kinds were recorded are a
@@ -78,7 +78,7 @@ public struct TableOperationError: Error, Sendable, Identifiable, CustomStringCo
     }
 
     /// Drops the operation (and its errors) and stores `item` as the local row: "take this
-    /// version and forget my change". Typically called with `serverItem`.
+    /// version and forget my change". Typically called with ``serverItem``.
     /// - Throws: ``SyncError/invalidItem`` when `item`'s id is not this error's item id (nothing
     ///   changes), ``SyncError/operationNotFound``, ``SyncError/operationChanged``,
     ///   ``SyncError/localStoreFailed``.
@@ -106,7 +106,7 @@ public struct TableOperationError: Error, Sendable, Identifiable, CustomStringCo
     /// Keeps the operation queued with another kind (for example an insert that met a 409 becomes
     /// an update), optionally with new content. A delete removes the local row; an insert or
     /// update without `item` keeps the current row.
-    /// - Throws: as `keepAndUpdate(_:)`.
+    /// - Throws: as ``keepAndUpdate(_:)``.
     public func changeOperationType(to kind: TableOperation.Kind, item: JSONObject? = nil) async throws {
         try await context.resolve(self, .keep(kind: kind, item: item))
     }

@@ -25,7 +25,7 @@ struct DatabaseDigest: Equatable, Sendable {
 
     /// Computes the digest of the database open on `connection` (inside one read transaction).
     ///
-    /// - Throws: `SQLiteError` when a row cannot be read; ``StoreError/verificationFailed(_:)`` when
+    /// - Throws: ``SQLiteError`` when a row cannot be read; ``StoreError/verificationFailed(_:)`` when
     ///   the hashing fails (a digest is never computed over part of the content).
     static func compute(_ connection: Connection) throws -> DatabaseDigest {
         do {
@@ -66,7 +66,7 @@ struct DatabaseDigest: Equatable, Sendable {
         }
     }
 
-    /// Feeds every row of `statement` into `hasher` in the encoding of `SHA256Hasher/update(row:)`,
+    /// Feeds every row of `statement` into `hasher` in the encoding of ``SHA256Hasher/update(row:)``,
     /// reading each value where SQLite holds it (no `SQLValue`, `String` or array per value) and
     /// handing OpenSSL 64 KiB at a time.
     ///
@@ -144,7 +144,7 @@ extension SHA256Hasher {
     /// Feeds one row of SQLite values in an unambiguous encoding (type tag, length, bytes), so
     /// that no two different rows hash the same input.
     ///
-    /// - Throws: `KeyError/cryptoFailure(_:)` when the hashing fails.
+    /// - Throws: ``KeyError/cryptoFailure(_:)`` when the hashing fails.
     mutating func update(row: [SQLValue]) throws(KeyError) {
         try append(tag: UInt8(ascii: "R"), bytes: withUnsafeBytes(of: UInt64(row.count).littleEndian, Array.init))
         for value in row {

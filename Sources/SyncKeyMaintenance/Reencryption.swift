@@ -12,7 +12,7 @@ enum Reencryption {
     /// The schema name of the scratch file while it is attached.
     static let attachmentName = "ciphersync_export"
 
-    /// How far a re-encryption got, for the caller to read when `run(database:from:to:progress:beforeRename:report:)`
+    /// How far a re-encryption got, for the caller to read when ``run(database:from:to:progress:beforeRename:report:)``
     /// returns or throws.
     struct Progress {
         /// The pages of the database when the copy started.
@@ -160,7 +160,7 @@ enum Reencryption {
     static let maximumCacheBytes: Int64 = 256 << 20
 
     /// Gives `connection` a page cache as large as the database file at `url` (up to
-    /// `maximumCacheBytes`).
+    /// ``maximumCacheBytes``).
     private static func setCache(of connection: Connection, toHold url: URL) throws {
         let bytes = min((StoreFiles.size(of: url) ?? 0) + (1 << 20), maximumCacheBytes)
         // A negative cache_size is a size in KiB.

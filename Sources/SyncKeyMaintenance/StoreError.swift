@@ -5,7 +5,7 @@ public import SyncSQLite
 ///
 /// A struct around a private code, so that kinds can be added later without breaking anyone's
 /// `switch` (async-http-client's pattern, as `SyncError` in SyncClient). Errors compare by kind:
-/// `==` and pattern matching look at the kind only, never at the `reason`, so both of these work:
+/// `==` and pattern matching look at the kind only, never at the ``reason``, so both of these work:
 ///
 /// ```swift
 /// do { _ = try await SQLiteStore.open(at: url, encryption: .passphrase(passphrase)) }
@@ -15,7 +15,7 @@ public import SyncSQLite
 ///
 /// The kinds a user can act on are distinct: a wrong passphrase is not a damaged file, and neither
 /// is a missing key envelope. A failure of the key envelope keeps the `KeyError` that caused it as
-/// `underlyingError`; the store's kinds only sort those failures by what the user can do (try
+/// ``underlyingError``; the store's kinds only sort those failures by what the user can do (try
 /// another passphrase, restore the key file, choose a valid passphrase). Descriptions never contain
 /// keys, passphrases or item values.
 ///
@@ -42,7 +42,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// check found. Never a key, a passphrase or an item value.
     public let reason: String?
     /// The error that caused this one: the `KeyError` of a key failure, the `SQLiteError` of a
-    /// `database` error.
+    /// ``database`` error.
     public let underlyingError: (any Error)?
 
     init(_ code: Code, reason: String? = nil, underlying: (any Error)? = nil) {
@@ -51,7 +51,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.underlyingError = underlying
     }
 
-    /// The one sentence for a user, with the `reason` where it adds to it.
+    /// The one sentence for a user, with the ``reason`` where it adds to it.
     public var description: String {
         switch code {
         case .wrongPassphrase: return "The passphrase is wrong."
@@ -108,7 +108,7 @@ extension StoreError {
     /// - Parameter reason: The sentence telling the user why.
     public static func invalidPassphrase(_ reason: String) -> StoreError { StoreError(.invalidPassphrase, reason: reason) }
 
-    /// The store error for a failure of the key envelope, which it keeps as `underlyingError`.
+    /// The store error for a failure of the key envelope, which it keeps as ``underlyingError``.
     ///
     /// - Parameter error: The key error.
     public init(_ error: KeyError) {
@@ -195,7 +195,7 @@ extension StoreError {
     /// An SQLite error that has no better description (the kind).
     public static let database = StoreError(.database)
 
-    /// An SQLite error that has no better description; it is kept as `underlyingError`.
+    /// An SQLite error that has no better description; it is kept as ``underlyingError``.
     ///
     /// - Parameter error: The SQLite error.
     public static func database(_ error: SQLiteError) -> StoreError {

@@ -47,7 +47,7 @@ extension StoreKeys {
         return (dataKey, lock)
     }
 
-    /// The recovery of `dataKeyAfterRecovery(database:envelope:keys:passphrase:allowInsecureProfile:)`,
+    /// The recovery of ``dataKeyAfterRecovery(database:envelope:keys:passphrase:allowInsecureProfile:)``,
     /// under the exclusive lock the caller holds.
     private static func recover(
         database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, passphrase: SecretBytes, allowInsecureProfile: Bool

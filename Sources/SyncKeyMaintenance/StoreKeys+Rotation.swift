@@ -33,7 +33,7 @@ extension StoreKeys {
     /// side files removed → directory fsync → the envelope is `active` with only the new key.
     ///
     /// A crash at any point leaves a store that opens with the passphrase: the next open or the
-    /// next rotation completes or rolls back (`recoverInterruptedRotation(forDatabase:passphrase:allowInsecureProfile:)`).
+    /// next rotation completes or rolls back (``recoverInterruptedRotation(forDatabase:passphrase:allowInsecureProfile:)``).
     /// If this call finds an interrupted rotation that had already replaced the database, it
     /// completes that one and returns. A failure before the rename (a full disk, say) restores the
     /// original envelope and leaves the database as it was.

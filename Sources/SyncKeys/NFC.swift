@@ -2,9 +2,9 @@
 /// wipes, so a passphrase is normalised without ever becoming a `String` (which cannot be wiped).
 ///
 /// The steps are the standard ones: strict UTF-8 decoding, full canonical decomposition (the
-/// one-step mappings of `decompositionData` applied recursively, Hangul syllables by algorithm),
+/// one-step mappings of ``decompositionData`` applied recursively, Hangul syllables by algorithm),
 /// canonical ordering of combining marks, then canonical composition (primary composites and
-/// Hangul). The data is the Unicode Character Database of `unicodeVersion`; a character assigned
+/// Hangul). The data is the Unicode Character Database of ``unicodeVersion``; a character assigned
 /// in a later version is left as it is (normalisation is stable for text of one version, so such
 /// text normalises the same everywhere).
 enum NFC {
@@ -208,7 +208,7 @@ enum Hangul {
 }
 
 extension NFC {
-    /// The decoded tables (`decompositionData`, `combiningClassData`), built on first use.
+    /// The decoded tables (``decompositionData``, ``combiningClassData``), built on first use.
     struct Tables: Sendable {
         /// One-step decompositions (`second` is `nil` for a singleton).
         var decompositions: [UInt32: (first: UInt32, second: UInt32?)] = [:]

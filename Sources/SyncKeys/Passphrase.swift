@@ -1,4 +1,4 @@
-/// Rules for passphrases: not empty, at most `maximumLength` bytes, Unicode NFC.
+/// Rules for passphrases: not empty, at most ``maximumLength`` bytes, Unicode NFC.
 public enum Passphrase {
     /// The longest passphrase accepted, in UTF-8 bytes.
     public static let maximumLength = 1024
@@ -11,7 +11,7 @@ public enum Passphrase {
     /// not UTF-8 is used as given.
     ///
     /// - Throws: ``KeyError/emptyPassphrase``, or ``KeyError/passphraseTooLong`` when the
-    ///   passphrase (or its normal form) is longer than `maximumLength` bytes.
+    ///   passphrase (or its normal form) is longer than ``maximumLength`` bytes.
     public static func normalized(_ passphrase: SecretBytes) throws(KeyError) -> SecretBytes {
         guard !passphrase.isEmpty else { throw .emptyPassphrase }
         guard passphrase.count <= maximumLength else { throw .passphraseTooLong }

@@ -2,8 +2,8 @@ internal import COpenSSL
 
 /// Incremental SHA-256 (FIPS 180-4) through OpenSSL's EVP digest interface.
 ///
-/// Feed the input in as many pieces as is convenient with `update(_:)-(UnsafeRawBufferPointer)`,
-/// then take the 32-byte digest with `finalize()`, which consumes the hasher. Every OpenSSL call
+/// Feed the input in as many pieces as is convenient with ``update(_:)-(UnsafeRawBufferPointer)``,
+/// then take the 32-byte digest with ``finalize()``, which consumes the hasher. Every OpenSSL call
 /// is checked: a failure throws ``KeyError/cryptoFailure(_:)``, so a digest that is returned was
 /// computed over every byte given. Not copyable: the OpenSSL context it owns is freed exactly once,
 /// when the hasher goes away. Use it from one task at a time.
@@ -70,7 +70,7 @@ public struct SHA256Hasher: ~Copyable {
 
     /// The digest of everything fed in; the hasher is used up.
     ///
-    /// - Returns: `digestLength` bytes.
+    /// - Returns: ``digestLength`` bytes.
     /// - Throws: ``KeyError/cryptoFailure(_:)`` when OpenSSL fails.
     public consuming func finalize() throws(KeyError) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Self.digestLength)

@@ -32,7 +32,7 @@ public struct SecretBytes: Sendable, Equatable, CustomStringConvertible {
     let storage: Storage
 
     /// Copies `bytes`. The caller's array cannot be wiped by this type; prefer
-    /// `init(count:initializer:)` or `init(wiping:)` for material that is already secret.
+    /// ``init(count:initializer:)`` or ``init(wiping:)`` for material that is already secret.
     public init(_ bytes: [UInt8]) {
         storage = Storage(count: bytes.count)
         if !bytes.isEmpty { storage.buffer.copyBytes(from: bytes) }

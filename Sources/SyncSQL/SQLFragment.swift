@@ -3,7 +3,7 @@
 ///
 /// A fragment keeps its values beside the text, in text order, so fragments can be nested and
 /// joined before the dialect numbers the placeholders of the whole statement
-/// (`statement(in:)`): `?` for SQLite, `$1`, `$2`… for PostgreSQL. Write one with string
+/// (``statement(in:)``): `?` for SQLite, `$1`, `$2`… for PostgreSQL. Write one with string
 /// interpolation; the literal parts are SQL text, and each interpolation says what it adds:
 ///
 /// ```swift

@@ -8,8 +8,8 @@ extension SQLTranslator {
         return try checkSize(node(expression, depth: depth))
     }
 
-    /// `fragment`, when it is within `maximumNesting`, `maximumParameters` and
-    /// `maximumLength`.
+    /// `fragment`, when it is within ``maximumNesting``, ``maximumParameters`` and
+    /// ``maximumLength``.
     func checkSize(_ fragment: SQLFragment) throws(QueryError) -> SQLFragment {
         guard fragment.size.nesting <= Self.maximumNesting else { throw QueryError("the filter is nested too deeply") }
         guard fragment.size.parameters <= Self.maximumParameters else {

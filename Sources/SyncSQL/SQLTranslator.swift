@@ -10,7 +10,7 @@ public import SyncWire
 /// `$select=Text` returns `text`. A comparison with the `id` column compares ids as the
 /// dialect folds them (``SQLDialect/foldedID(_:)``).
 ///
-/// An engine can restrict every statement to some rows (`restriction`): a condition of its
+/// An engine can restrict every statement to some rows (``restriction``): a condition of its
 /// own, on columns the query cannot name (the owner of a per-user table, say).
 public struct SQLTranslator: Sendable {
     /// The deepest expression accepted; deeper trees are refused rather than risking the stack.
@@ -66,8 +66,8 @@ public struct SQLTranslator: Sendable {
     ///   - extraFilter: A filter ANDed with the query's, such as "not deleted".
     /// - Returns: The statement.
     /// - Throws: `QueryError` for an unknown column, a negative `$top`/`$skip` or a filter that
-    ///   is nested too deeply, is too large once written as SQL (`maximumNesting`,
-    ///   `maximumParameters`, `maximumLength`) or calls a function with the wrong number of
+    ///   is nested too deeply, is too large once written as SQL (``maximumNesting``,
+    ///   ``maximumParameters``, ``maximumLength``) or calls a function with the wrong number of
     ///   arguments.
     public func select(_ query: QueryDescription, extraFilter: FilterExpression? = nil) throws(QueryError) -> SQLStatement {
         let selection = try query.selection.map { (name) throws(QueryError) in try column(name) }

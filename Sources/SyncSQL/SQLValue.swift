@@ -2,7 +2,7 @@
 /// every SQL engine CipherSync talks to.
 ///
 /// The cases are SQLite's storage classes, which every engine can hold. A JSON value becomes an
-/// `SQLValue` once (`init(json:)`) and is bound as it is: the local store's `SyncSQLite`
+/// `SQLValue` once (``init(json:)``) and is bound as it is: the local store's `SyncSQLite`
 /// statements bind it directly, and a server storage maps it to its driver's value at the call.
 /// Reading back, `JSONValue(sql:type:)` turns a column's value into JSON again.
 /// JSON never becomes a blob; a blob found in a column (written by another program) reads back

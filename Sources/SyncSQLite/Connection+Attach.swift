@@ -12,7 +12,7 @@ extension Connection {
     ///
     /// SQLCipher 3.4.1 creates a *plaintext* attached file when `ATTACH` runs before the main
     /// database's first page read; every ``Connection`` has done that read when
-    /// `open(path:mode:key:)` returned, so this method is safe on any open connection.
+    /// ``open(path:mode:key:)`` returned, so this method is safe on any open connection.
     ///
     /// - Parameters:
     ///   - path: The file to attach (created when absent).

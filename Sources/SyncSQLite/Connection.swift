@@ -6,7 +6,7 @@ public import SyncSQL
 /// One connection to an SQLCipher database file, plain or keyed.
 ///
 /// Not Sendable: a connection has one owner (the store actor) that uses it from one task at a
-/// time. Closing is explicit (`close()`): a connection that is deinitialized while still open
+/// time. Closing is explicit (``close()``): a connection that is deinitialized while still open
 /// fails an assertion in debug builds (release builds close it quietly).
 public final class Connection {
     /// How to open the file.
@@ -133,7 +133,7 @@ public final class Connection {
         self.handle = nil
     }
 
-    /// Whether `close()` has been called.
+    /// Whether ``close()`` has been called.
     public var isClosed: Bool { handle == nil }
 
     /// Prepares a statement.

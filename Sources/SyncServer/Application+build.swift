@@ -65,7 +65,7 @@ public func checkTables(_ storage: any TableStorage, _ configuration: ServerConf
 /// `onListening` receives the port once the server accepts connections.
 ///
 /// - Returns: The application and its storage (the caller closes it after the application ran).
-/// - Throws: What `openStorage(_:)` and `checkTables(_:_:)` throw.
+/// - Throws: What ``openStorage(_:)`` and ``checkTables(_:_:)`` throw.
 public func buildApplication(
     _ configuration: ServerConfiguration, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (some ApplicationProtocol, any TableStorage) {
@@ -80,7 +80,7 @@ public func buildApplication(
 
 /// Builds the application over `storage` (the configuration's database is not used).
 ///
-/// - Throws: What `checkTables(_:_:)` throws.
+/// - Throws: What ``checkTables(_:_:)`` throws.
 public func buildApplication(
     _ configuration: ServerConfiguration, storage: any TableStorage, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
@@ -92,7 +92,7 @@ public func buildApplication(
         logger: configuration.logger)
 }
 
-/// A server started in this process (by a demo, a test or an app), stopped with `stop()`.
+/// A server started in this process (by a demo, a test or an app), stopped with ``stop()``.
 public final class RunningServer: Sendable {
     /// The base URL, e.g. `http://127.0.0.1:51234`.
     public let url: URL
@@ -110,15 +110,15 @@ public final class RunningServer: Sendable {
     /// Starts a server with `configuration` (use port 0 for a free port) and returns once it
     /// accepts connections.
     ///
-    /// - Throws: What `openStorage(_:)` throws, or why the server could not listen.
+    /// - Throws: What ``openStorage(_:)`` throws, or why the server could not listen.
     public static func start(_ configuration: ServerConfiguration) async throws -> RunningServer {
         try await start(configuration, storage: try await openStorage(configuration))
     }
 
     /// Starts a server over `storage` (another engine, or a test's) and returns once it accepts
-    /// connections. The server owns the storage: `stop()` closes it, and so does a failed start.
+    /// connections. The server owns the storage: ``stop()`` closes it, and so does a failed start.
     ///
-    /// - Throws: What `checkTables(_:_:)` throws, or why the server could not listen.
+    /// - Throws: What ``checkTables(_:_:)`` throws, or why the server could not listen.
     public static func start(_ configuration: ServerConfiguration, storage: any TableStorage) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app: any Service

@@ -1,7 +1,7 @@
 import SyncSQL
 import SyncWire
 
-/// The SQL of one store query, from the shared `SQLTranslator` in SQLite's dialect; its
+/// The SQL of one store query, from the shared ``SQLTranslator`` in SQLite's dialect; its
 /// arguments bind as they are.
 struct QueryPlan {
     var select: SQLStatement

@@ -73,7 +73,7 @@ extension StoreSession {
 
     /// Creates `table` or adds the missing `columns` to it. A column whose name differs only by
     /// case from an existing one is that column. The names in `columns` must be distinct by
-    /// `ColumnKey` and must not name `id` or `deleted`.
+    /// ``ColumnKey`` and must not name `id` or `deleted`.
     private func ensureColumns(_ table: String, _ columns: [String: ColumnType]) throws {
         guard let existing = schema.tables[ColumnKey(table)] else {
             guard columns.count < maximumColumns else { throw StoreError.invalidItem("too many properties") }

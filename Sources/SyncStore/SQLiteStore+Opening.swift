@@ -21,7 +21,7 @@ extension SQLiteStore {
     }
 
     /// Opens (or creates) the database file with an optional raw key, mapping failures to
-    /// `StoreError`. A new file is created with mode 0600 before SQLite touches it; an existing
+    /// ``StoreError``. A new file is created with mode 0600 before SQLite touches it; an existing
     /// file is never created, truncated or rewritten by a failed open. The shared store lock is
     /// taken here unless the caller already `holding` it.
     static func openDatabase(

@@ -153,5 +153,5 @@ enum StoreSQL {
     }
 }
 
-/// A declared SQL column type (the raw value of a `ColumnType`).
+/// A declared SQL column type (the raw value of a ``ColumnType``).
 typealias ColumnTypeName = String

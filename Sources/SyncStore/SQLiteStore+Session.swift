@@ -7,7 +7,7 @@ import SyncWire
 final class SchemaCache {
     /// Each user table's columns under their stored spelling, by table name as SQLite matches
     /// it (`todoitem` finds `TodoItem`). Find a column by a property name through
-    /// `ColumnIndex`: SQLite ignores ASCII case in column names too.
+    /// ``ColumnIndex``: SQLite ignores ASCII case in column names too.
     var tables: [ColumnKey: [String: ColumnType]]
 
     init(tables: [ColumnKey: [String: ColumnType]]) {

@@ -10,9 +10,9 @@ import SyncWire
 /// same database file. An actor that owns one connection; safe to share. Every `read`/`write`
 /// closure is synchronous and runs as one transaction.
 ///
-/// The store runs on its own serial dispatch queue (its `unownedExecutor`), not on Swift's
+/// The store runs on its own serial dispatch queue (its ``unownedExecutor``), not on Swift's
 /// cooperative thread pool: SQLite's blocking calls, and the key derivation of
-/// `open(at:encryption:options:)`, never hold a thread that other tasks are waiting for.
+/// ``open(at:encryption:options:)``, never hold a thread that other tasks are waiting for.
 public actor SQLiteStore: LocalStore {
     /// The connection and the store lock while the store is open.
     private let resources = OpenResources()
@@ -29,7 +29,7 @@ public actor SQLiteStore: LocalStore {
         executor.asUnownedSerialExecutor()
     }
 
-    /// A store not yet connected; `open(at:encryption:options:)` connects it.
+    /// A store not yet connected; ``open(at:encryption:options:)`` connects it.
     init(url: URL, isEncrypted: Bool) {
         self.url = url
         self.isEncrypted = isEncrypted
@@ -77,7 +77,7 @@ public actor SQLiteStore: LocalStore {
     }
 
     /// Runs `body` with the connection itself, outside any transaction (maintenance: checks,
-    /// checkpoints, compliance probes). Prefer `read(_:)` and `write(_:)`.
+    /// checkpoints, compliance probes). Prefer ``read(_:)`` and ``write(_:)``.
     public func withConnection<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
         try body(try requireConnection())
     }
@@ -108,10 +108,10 @@ public actor SQLiteStore: LocalStore {
         resources.lock = nil
     }
 
-    /// Whether `close()` has been called.
+    /// Whether ``close()`` has been called.
     public var isClosed: Bool { resources.connection == nil }
 
-    /// Reports a page that fails to decrypt or verify as `StoreError/corruptOrKeyMismatch`.
+    /// Reports a page that fails to decrypt or verify as ``StoreError/corruptOrKeyMismatch``.
     private func mapDamage<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()

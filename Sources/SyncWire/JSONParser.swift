@@ -12,7 +12,7 @@ public import Foundation
 /// - **duplicate member names**: an object that names a member twice is refused, never resolved
 ///   to the first or the last value (names are compared as Swift strings, so two spellings that
 ///   are canonically equivalent Unicode count as one name);
-/// - arrays and objects nested more than `maximumDepth` levels deep (the parser recurses once
+/// - arrays and objects nested more than ``maximumDepth`` levels deep (the parser recurses once
 ///   per level, so the limit also bounds its stack);
 /// - numbers too large for a `Double` (never turned into infinity).
 ///

@@ -76,7 +76,7 @@ extension JSONValue: Codable {
     /// A decoder cannot be asked what it holds, only to decode a type, and every refusal is a
     /// thrown error; so the kinds are tried from the most common in items (strings) on, each at
     /// most once: a string costs no refused attempt, a Boolean one, a number two, an object three
-    /// and an array four. An integral number that fits `Int64` decodes as `int(_:)` (the
+    /// and an array four. An integral number that fits `Int64` decodes as ``int(_:)`` (the
     /// decoder does not say whether the text had a fraction).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

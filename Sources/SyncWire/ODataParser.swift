@@ -20,7 +20,7 @@ public enum ODataParser {
     /// `datetime'…'`, `datetimeoffset'…'`.
     ///
     /// - Throws: ``QueryError`` with a one-line message; for a filter deeper than
-    ///   `maximumDepth`, "the filter is nested too deeply".
+    ///   ``maximumDepth``, "the filter is nested too deeply".
     public static func parseFilter(_ text: String) throws(QueryError) -> FilterExpression {
         var parser = try Parser(text)
         let parsed = try parser.orExpression(depth: 0)

@@ -76,7 +76,7 @@ public enum ItemID {
 
 /// Timestamps on the wire: ISO 8601, UTC, millisecond precision (`2001-02-03T04:05:06.789Z`).
 /// Fixed-width text, so text order is time order: stores compare these strings directly.
-/// The text is read and written directly (see `milliseconds(from:)` for the forms read).
+/// The text is read and written directly (see ``milliseconds(from:)`` for the forms read).
 public enum WireDate {
     /// Formats a date with millisecond precision (truncating, as the protocol does).
     public static func string(from date: Date) -> String {
@@ -95,7 +95,7 @@ public enum WireDate {
     }
 
     /// Parses a wire timestamp, with or without fractional seconds and with `Z` or an offset;
-    /// the date is truncated to the millisecond (see `milliseconds(from:)`).
+    /// the date is truncated to the millisecond (see ``milliseconds(from:)``).
     /// - Returns: the date, or `nil` when the text is not a timestamp.
     public static func date(from text: String) -> Date? {
         milliseconds(from: text).map { Date(timeIntervalSince1970: Double($0) / 1000) }

@@ -73,7 +73,7 @@ enum DirectInsert {
         VALUES (?, ?, ?, ?, ?, ?, ?)
         """
 
-    /// The values of rows `indices`, bound in the order of `insert`.
+    /// The values of rows `indices`, bound in the order of ``insert``.
     static func rows(_ indices: Range<Int>, firstMillisecond: Int64) -> [[SQLValue]] {
         indices.map { i in
             let stamp = BenchItems.timestamp(milliseconds: firstMillisecond + Int64(i))

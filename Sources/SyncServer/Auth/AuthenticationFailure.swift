@@ -7,7 +7,7 @@ public import SyncWire
 /// as it is.
 ///
 /// As an `HTTPResponseError` it answers 401 with `{"error": "Unauthorized: <class>"}`
-/// (`responseBody`) and a `WWW-Authenticate: Bearer` challenge, so a middleware can let it
+/// (``responseBody``) and a `WWW-Authenticate: Bearer` challenge, so a middleware can let it
 /// propagate.
 public enum AuthenticationFailure: String, Error, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The request carries no token (no `X-ZUMO-AUTH`, no `Authorization: Bearer`).
@@ -48,7 +48,7 @@ public enum AuthenticationFailure: String, Error, Sendable, Hashable, CaseIterab
         ["error": .string(responseMessage)]
     }
 
-    /// The 401 response for `failure`: `responseBody` as JSON, with a `WWW-Authenticate`
+    /// The 401 response for `failure`: ``responseBody`` as JSON, with a `WWW-Authenticate`
     /// challenge (RFC 6750).
     ///
     /// - Parameter failure: Why the request was refused.
@@ -79,7 +79,7 @@ extension AuthenticationFailure: HTTPResponseError {
     /// Always 401 Unauthorized.
     public var status: HTTPResponse.Status { .unauthorized }
 
-    /// The 401 of `unauthorizedResponse(for:)`.
+    /// The 401 of ``unauthorizedResponse(for:)``.
     ///
     /// - Parameters:
     ///   - request: The refused request (unused).

@@ -3,7 +3,7 @@
 /// The server trusts an identity only when ``JWTVerifier`` made it from a token whose signature,
 /// lifetime, issuer and audience it checked.
 public struct Identity: Sendable, Hashable {
-    /// The token's `sub` claim: non-empty, at most `maximumSubjectLength` Unicode scalars, no
+    /// The token's `sub` claim: non-empty, at most ``maximumSubjectLength`` Unicode scalars, no
     /// control characters.
     public let subject: String
     /// The token's `iss` claim, when it has one.
@@ -15,14 +15,14 @@ public struct Identity: Sendable, Hashable {
     /// Creates an identity.
     ///
     /// - Parameters:
-    ///   - subject: Who the identity is; `isValidSubject(_:)` should hold.
+    ///   - subject: Who the identity is; ``isValidSubject(_:)`` should hold.
     ///   - issuer: Who vouched for it, when known.
     public init(subject: String, issuer: String? = nil) {
         self.subject = subject
         self.issuer = issuer
     }
 
-    /// Whether `subject` can name a user: non-empty, at most `maximumSubjectLength` Unicode
+    /// Whether `subject` can name a user: non-empty, at most ``maximumSubjectLength`` Unicode
     /// scalars, and no control characters (C0, DEL or C1), so it is safe in a column and a log line.
     ///
     /// - Parameter subject: The candidate, usually a token's `sub` claim.

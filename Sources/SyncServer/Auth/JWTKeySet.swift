@@ -56,7 +56,7 @@ public struct JWTKeySet: Sendable {
 
     /// A key set of one HS256 secret. A token's `kid` is not consulted: the secret is the only key.
     ///
-    /// - Parameter secret: The shared secret, at least `minimumSecretLength` bytes.
+    /// - Parameter secret: The shared secret, at least ``minimumSecretLength`` bytes.
     /// - Returns: The key set.
     /// - Throws: ``JWTConfigurationError`` when the secret is too short.
     public static func hs256(secret: some DataProtocol) async throws(JWTConfigurationError) -> JWTKeySet {

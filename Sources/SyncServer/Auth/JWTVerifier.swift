@@ -14,7 +14,7 @@ import SyncWire
 /// `sub` is a valid subject (``Identity/isValidSubject(_:)``). Claims are read only after the
 /// signature verified. Each refusal is one ``AuthenticationFailure`` class.
 ///
-/// Keys are loaded once (`load(_:now:)`); the verifier is immutable, `Sendable`, and never
+/// Keys are loaded once (``load(_:now:)``); the verifier is immutable, `Sendable`, and never
 /// suspends or logs.
 public struct JWTVerifier: Sendable {
     /// The keys signatures are checked with.
@@ -74,7 +74,7 @@ public struct JWTVerifier: Sendable {
         return try identity(from: try parts.claims(), at: now())
     }
 
-    /// Finds the request's token (`token(in:)`) and verifies it: all a middleware needs.
+    /// Finds the request's token (``token(in:)``) and verifies it: all a middleware needs.
     ///
     /// - Parameter headers: The request's header fields.
     /// - Returns: The identity of the token.

@@ -116,7 +116,7 @@ struct TableController: Sendable {
     }
 
     /// The request body as a JSON object, at most `maxBodySize` bytes (413 with a JSON message
-    /// beyond). The body must be strict RFC 8259 JSON (`JSONParser`): anything else is a 400
+    /// beyond). The body must be strict RFC 8259 JSON (``JSONParser``): anything else is a 400
     /// naming the reason and the byte offset, never the body's text.
     private func body(_ request: Request) async throws -> JSONObject {
         let buffer: ByteBuffer

@@ -77,7 +77,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         "postgres://\(user)@\(host):\(port)/\(database)\(tls == .disable ? "" : "?sslmode=\(tls.rawValue)")"
     }
 
-    /// As `description`: no password.
+    /// As ``description``: no password.
     public var debugDescription: String { description }
 }
 

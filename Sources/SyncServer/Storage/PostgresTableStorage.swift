@@ -38,18 +38,18 @@ public final class PostgresTableStorage: TableStorage {
     let settings: PostgresSettings
     let logger: Logger
     let observer: (any WriteObserver)?
-    /// The client's background task; cancelled by `close()`.
+    /// The client's background task; cancelled by ``close()``.
     private let running: Task<Void, Never>
     /// Every table known to this instance, by key (ASCII case folded).
     let schemas = Mutex<[ColumnKey: TableSchema]>([:])
-    /// Whether `close()` ran.
+    /// Whether ``close()`` ran.
     private let closed = Atomic<Bool>(false)
 
     /// The longest name PostgreSQL keeps (longer ones are cut, so two could become one).
     static let maximumNameBytes = 63
     /// The longest table name: an index name is the table's plus `$updatedAt`.
     static let maximumTableNameBytes = maximumNameBytes - 10
-    /// How long `ping()` waits for an answer.
+    /// How long ``ping()`` waits for an answer.
     static let pingTimeout: Duration = .seconds(3)
 
     /// Connects to the database, creates the metadata table and the JSON domain if they are
@@ -228,7 +228,7 @@ public final class PostgresTableStorage: TableStorage {
 
     /// Runs a query whose filter came from a request: an error PostgreSQL raises while
     /// evaluating it (a type it cannot compare, a number out of range, a negative length) is the
-    /// filter's fault, a `QueryError` (400), not the server's.
+    /// filter's fault, a ``QueryError`` (400), not the server's.
     static func evaluatingFilter<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()

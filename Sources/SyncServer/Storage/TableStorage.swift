@@ -27,7 +27,7 @@ public import SyncWire
 /// restricts the rows to that owner inside its SQL** (a `WHERE` on the owner column, never a
 /// filter applied to results afterwards). The key of a per-user row is (owner, id): two owners
 /// can each have an item `a`, and nothing one owner does can read, change or reveal the other's.
-/// A table is created shared or per-user by the first `ensureColumns(_:scope:_:)` and stays
+/// A table is created shared or per-user by the first ``ensureColumns(_:scope:_:)`` and stays
 /// so; a scope of the other kind is ``TableStorageError/scopeMismatch(table:)``.
 ///
 /// ## Writes become visible in `updatedAt` order
@@ -58,11 +58,11 @@ public import SyncWire
 ///
 /// ## Types
 /// A column keeps the type it was created with (`ColumnType`). The caller checks values
-/// against ``TableSchema/columns`` (`ensureColumns(_:scope:_:)` returns them) before a write.
+/// against ``TableSchema/columns`` (``ensureColumns(_:scope:_:)`` returns them) before a write.
 ///
 /// ## Errors
 /// A failure of the engine (its connection, its disk) is thrown as the engine's error; the
-/// server answers 500 and logs it. `ping()` is the health check.
+/// server answers 500 and logs it. ``ping()`` is the health check.
 public protocol TableStorage: Sendable {
     /// Checks that the storage answers (a trivial query).
     ///
@@ -130,7 +130,7 @@ public protocol TableStorage: Sendable {
     /// `deleted` false), under the table's write serialisation.
     ///
     /// - Parameters:
-    ///   - table: The table (it exists: `ensureColumns(_:scope:_:)` ran).
+    ///   - table: The table (it exists: ``ensureColumns(_:scope:_:)`` ran).
     ///   - scope: The owner the row gets, or shared.
     ///   - item: The item: `id` (a valid id) and user properties, no other system property.
     ///     A `null` property without a column is not stored.

@@ -36,7 +36,7 @@ public enum WriteStamp {
 }
 
 /// The last stamp of each table, for a storage whose process is the only writer of its
-/// database: `next(for:)` must be called under the database's write serialisation (inside the
+/// database: ``next(for:)`` must be called under the database's write serialisation (inside the
 /// write statement), so that stamps increase in commit order. A class whose state sits behind a
 /// `Mutex`; safe to share.
 public final class StampClock: Sendable {
@@ -93,7 +93,7 @@ public enum WriteStep: Sendable, Hashable {
 }
 
 /// Sees each step of every write of a storage: a seam for tests, which can hold a write at a
-/// step (the storage waits for `write(_:table:id:)` to return). `nil` in production.
+/// step (the storage waits for ``write(_:table:id:)`` to return). `nil` in production.
 public protocol WriteObserver: Sendable {
     /// Called at each step of a write.
     ///

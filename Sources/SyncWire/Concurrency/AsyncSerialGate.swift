@@ -28,7 +28,7 @@ public final class AsyncSerialGate: Sendable {
         var isHeld = false
         var waiters: [Waiter] = []
         var lastID: UInt64 = 0
-        /// Tasks waiting until the queue reaches a length (`waitUntilQueued(_:)`).
+        /// Tasks waiting until the queue reaches a length (``waitUntilQueued(_:)``).
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
         /// Removes and returns the watchers the queue's length satisfies.
