@@ -5,7 +5,8 @@ import NIOCore
 import ServiceLifecycle
 import SyncWire
 
-/// Builds the router: `GET /health` and the tables routes over `storage`.
+/// Builds the router: `GET /health`, the tables routes over `storage`, and `GET /changes` (their
+/// change notifications, see ``ChangeStreamSettings``).
 ///
 /// - Parameters:
 ///   - storage: Where the tables are.
@@ -14,9 +15,12 @@ import SyncWire
 public func buildRouter(storage: any TableStorage, configuration: ServerConfiguration) -> Router<ServerRequestContext> {
     let router = Router(context: ServerRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
+    let changes = ChangeHub()
+    router.add(middleware: ChangeNotifyingMiddleware(hub: changes))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }
     let service = TableService(storage: storage, softDelete: configuration.softDelete)
     TableController(service: service, configuration: configuration).addRoutes(to: router)
+    ChangesController(storage: storage, hub: changes, configuration: configuration).addRoutes(to: router)
     return router
 }
 
