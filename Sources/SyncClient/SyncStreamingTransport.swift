@@ -81,13 +81,22 @@ final class StreamingSession: NSObject, URLSessionDataDelegate, Sendable {
         let task = urlSession().dataTask(with: request)
         let id = task.taskIdentifier
         let (stream, body) = AsyncThrowingStream<Data, any Error>.makeStream()
-        body.onTermination = { _ in task.cancel() }
+        body.onTermination = { [weak self] _ in self?.cancel(task) }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { head in
                 tasks.withLock { $0[id] = Pending(head: head, body: body, stream: stream) }
                 task.resume()
             }
         } onCancel: {
+            cancel(task)
+        }
+    }
+
+    /// Cancels a task that has not completed (FoundationNetworking stops the process when a
+    /// completed task is cancelled: its registry no longer knows it).
+    private func cancel(_ task: URLSessionDataTask) {
+        tasks.withLock { tasks in
+            guard tasks[task.taskIdentifier] != nil, task.state == .running || task.state == .suspended else { return }
             task.cancel()
         }
     }
