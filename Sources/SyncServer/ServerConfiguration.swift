@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     public var perUserTables: PerUserTables
     /// Where the server logs.
     public var logger: Logger
+    /// How `GET /changes` streams look for changes and keep the connection open.
+    public var changeStream = ChangeStreamSettings()
 
     /// A configuration.
     ///
