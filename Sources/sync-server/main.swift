@@ -15,7 +15,7 @@ struct SyncServerCommand: AsyncParsableCommand {
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on; 0 picks a free one.") var port = 8080
     @Option(help: "Where to store tables: sqlite:PATH or memory.") var database = "memory"
-    @Option(help: "The most items in one response.") var pageSize = 50
+    @Option(help: "The most items in one response.") var pageSize = 1000
     @Option(help: "The largest $top accepted; 0 accepts any.") var maxTop = 1000
     @Flag(inversion: .prefixedNo, help: "Keep deleted rows marked deleted (for incremental pulls).") var softDelete = true
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
