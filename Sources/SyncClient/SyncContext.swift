@@ -213,10 +213,11 @@ public enum SyncEvent: Sendable, Hashable {
     case pushFinished(succeeded: Int, failed: Int)
     /// A pull of a table started.
     case pullStarted(table: String, queryId: String?)
-    /// A page of a pull was applied to the store: `items` in the page, `total` distinct items
-    /// applied so far.
+    /// A page of a pull was applied to the store: `items` in the page, `total` items applied so
+    /// far (counted as ``SyncTable/pull(_:queryId:pageSize:)`` counts them).
     case pagePulled(table: String, items: Int, total: Int)
-    /// A pull ended after applying `items` distinct items.
+    /// A pull ended after applying `items` items (counted as ``SyncTable/pull(_:queryId:pageSize:)``
+    /// counts them).
     case pullFinished(table: String, items: Int)
     /// Local rows of a table were purged.
     case purged(table: String)

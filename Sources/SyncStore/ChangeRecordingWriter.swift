@@ -1,5 +1,5 @@
-import SyncSQL
-import SyncWire
+public import SyncSQL
+public import SyncWire
 
 /// A ``StoreWriter`` that forwards every call to another one and records the topics the calls
 /// change, for the store to publish once the transaction has committed.

@@ -1,4 +1,4 @@
-import SyncClient
+public import SyncClient
 public import SyncWire
 
 extension TodoDevice {

@@ -23,7 +23,7 @@ struct SyncServerCommand: AsyncParsableCommand {
     var databasePasswordFile: String?
     @Option(help: ArgumentHelp("With postgres://: the most connections to the database.", valueName: "n"))
     var databasePoolSize = PostgresSettings.defaultPoolSize
-    @Option(help: "The most items in one response.") var pageSize = 50
+    @Option(help: "The most items in one response.") var pageSize = 1000
     @Option(help: "The largest $top accepted; 0 accepts any.") var maxTop = 1000
     @Flag(inversion: .prefixedNo, help: "Keep deleted rows marked deleted (for incremental pulls).") var softDelete = true
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"

@@ -7,6 +7,7 @@ import SyncServer
 import SyncSQL
 import SyncWire
 import Testing
+import NIOHTTP1
 
 /// `GET /changes`: change notifications as server-sent events, scoped and authenticated like a
 /// read, carrying no item content.
