@@ -2,24 +2,32 @@ import Foundation
 import SyncStore
 import SyncWire
 
-/// One page of a pull, decoded with `JSONDecoder`: a JSON array of items, or the
+/// One page of a pull, read by the strict parser (``JSONParser``): a JSON array of items, or the
 /// `{"results": […], "count": n}` envelope.
 struct PullPage: Sendable {
     var items: [JSONObject]
     /// The total count of the envelope (`$inlinecount=allpages`), if any.
     var count: Int?
 
-    private struct Envelope: Decodable {
-        var results: [JSONObject]
-        var count: Int?
-    }
-
     /// Decodes a page.
     /// - Throws: ``SyncError/malformedServerResponse`` when the body is not an array of objects
-    ///   (or the envelope).
+    ///   (or the envelope: an object whose `results` is one, and whose `count`, if any, is an
+    ///   integer or `null`; other members are ignored).
     static func decode(_ body: Data, statusCode: Int) throws -> PullPage {
-        if let items = try? JSONCoding.decode([JSONObject].self, from: body) { return PullPage(items: items) }
-        if let envelope = try? JSONCoding.decode(Envelope.self, from: body) { return PullPage(items: envelope.results, count: envelope.count) }
+        if let items = try? JSONParser.parseObjects(body) { return PullPage(items: items) }
+        if case .object(let envelope)? = try? JSONParser.parse(body), case .array(let results)? = envelope["results"] {
+            var items: [JSONObject] = []
+            items.reserveCapacity(results.count)
+            for case .object(let item) in results { items.append(item) }
+            switch envelope["count"] {
+            case nil, .null?:
+                if items.count == results.count { return PullPage(items: items) }
+            case .int(let count)?:
+                if items.count == results.count, let count = Int(exactly: count) { return PullPage(items: items, count: count) }
+            default:
+                break
+            }
+        }
         throw SyncError(
             .malformedServerResponse, reason: "The server's page is not a JSON array of objects.", statusCode: statusCode)
     }
@@ -64,15 +72,16 @@ enum PullSteps {
     /// skipped (the local edit wins until pushed; ids match whatever their ASCII case),
     /// `deleted: true` items are deleted locally and the others upserted in one batch (the store
     /// keeps no `deleted` flag); then the delta token is saved, if it advanced.
-    /// - Returns: the ids of the rows written or deleted.
+    /// - Returns: the positions in the page of the items written or deleted, in order.
     @discardableResult
     static func apply(
         _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, in writer: any StoreWriter
-    ) throws -> [String] {
+    ) throws -> [Int] {
         let pending = Set(try writer.operations(table: table).map { ItemID.key($0.itemId) })
         var upserts: [JSONObject] = []
         var deletes: [String] = []
-        for item in page.items {
+        var applied: [Int] = []
+        for (position, item) in page.items.enumerated() {
             guard let id = item[SystemProperty.id]?.stringValue, ItemID.isValid(id), !pending.contains(ItemID.key(id)) else {
                 continue
             }
@@ -81,10 +90,11 @@ enum PullSteps {
             } else {
                 upserts.append(item)
             }
+            applied.append(position)
         }
         if !deletes.isEmpty { try writer.delete(table: table, ids: deletes) }
         if !upserts.isEmpty { try writer.upsert(table: table, items: upserts, ignoreMissingColumns: false) }
         if let token { try writer.setConfigValue(DeltaToken.text(milliseconds: token.milliseconds), forKey: token.key) }
-        return deletes + upserts.compactMap { $0[SystemProperty.id]?.stringValue }
+        return applied
     }
 }

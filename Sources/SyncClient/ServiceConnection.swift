@@ -101,17 +101,7 @@ struct ServiceConnection: Sendable {
     /// ``SyncError/cancelled`` when the task or the run was cancelled).
     func send(_ request: SyncRequest, run: RunHandle? = nil) async throws -> SyncResponse {
         if run?.isCancelled == true || Task.isCancelled { throw SyncError.cancelled }
-        var request = request
-        if let authenticationToken {
-            let token: String?
-            do {
-                token = try await authenticationToken()
-            } catch {
-                // The app could not produce a token: as good as a 401, nothing is sent.
-                throw SyncError(.authenticationRequired, reason: "No authentication token.", underlying: error)
-            }
-            if let token { request.headers[WireHeader.auth] = token }
-        }
+        let request = try await authorized(request)
         do {
             if let run { return try await run.send(request, through: transport) }
             return try await transport.send(request)
@@ -125,7 +115,23 @@ struct ServiceConnection: Sendable {
         }
     }
 
-    private static func isCancelledURLError(_ error: any Error) -> Bool {
+    /// The request with the app's current authentication token, when the client has a provider.
+    /// - Throws: ``SyncError/authenticationRequired`` when the provider throws (nothing is sent).
+    func authorized(_ request: SyncRequest) async throws -> SyncRequest {
+        guard let authenticationToken else { return request }
+        var request = request
+        let token: String?
+        do {
+            token = try await authenticationToken()
+        } catch {
+            // The app could not produce a token: as good as a 401, nothing is sent.
+            throw SyncError(.authenticationRequired, reason: "No authentication token.", underlying: error)
+        }
+        if let token { request.headers[WireHeader.auth] = token }
+        return request
+    }
+
+    static func isCancelledURLError(_ error: any Error) -> Bool {
         (error as? URLError)?.code == .cancelled
     }
 

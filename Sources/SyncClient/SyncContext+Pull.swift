@@ -27,64 +27,95 @@ extension SyncContext {
         }
         emit(.pullStarted(table: table, queryId: queryId))
         logger.debug("Pull started", metadata: ["table": "\(table)", "incremental": "\(queryId != nil)"])
-        var features: Set<Feature> = [.queryObject, .offline]
-        if tokenKey != nil { features.insert(.incrementalPull) }
-        if !query.parameters.isEmpty { features.insert(.queryParameters) }
+        var wanted: Set<Feature> = [.queryObject, .offline]
+        if tokenKey != nil { wanted.insert(.incrementalPull) }
+        if !query.parameters.isEmpty { wanted.insert(.queryParameters) }
+        let features = wanted
         var skip = query.options.skip ?? 0
         var received = 0
-        // An incremental pull re-reads the rows at its token's timestamp: they count once.
-        var applied = Set<String>()
-        var nextLink: URL?
-        while true {
-            if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
-            if tokenKey == nil, let top = query.options.top, received >= top { break }
-            let url: URL
-            if let link = nextLink {
-                url = link
+        var count = PullCount(incremental: tokenKey != nil)
+        /// The request of the next page, from the query as it stands.
+        func pageURL() throws -> URL {
+            var description = query.description(table: table)
+            description.includeTotalCount = false
+            if tokenKey != nil {
+                description.filter = ODataQuery.incrementalFilter(query.options.filter, since: DeltaToken.date(milliseconds: token))
+                description.orderBy = [OrderBy(SystemProperty.updatedAt)]
+                description.top = pageSize
             } else {
-                var description = query.description(table: table)
-                description.includeTotalCount = false
-                if tokenKey != nil {
-                    description.filter = ODataQuery.incrementalFilter(query.options.filter, since: DeltaToken.date(milliseconds: token))
-                    description.orderBy = [OrderBy(SystemProperty.updatedAt)]
-                    description.top = pageSize
-                } else {
-                    description.top = query.options.top.map { min($0 - received, pageSize) } ?? pageSize
-                }
-                description.skip = skip
-                let items = QueryItems.make(description, parameters: query.parameters, includeDeleted: true)
-                url = try connection.tableURL(table, query: items)
+                description.top = query.options.top.map { min($0 - received, pageSize) } ?? pageSize
             }
-            let response: SyncResponse
-            do {
-                response = try await connection.send(try connection.request(.get, url: url, features: features), run: run)
-            } catch let error as SyncError where error == .cancelled {
-                throw SyncError(.pullCancelled, reason: "The pull was cancelled.", underlying: error)
-            }
-            guard response.isSuccess else { throw ServiceConnection.error(for: response) }
-            let page = try PullPage.decode(response.body, statusCode: response.statusCode)
+            description.skip = skip
+            let items = QueryItems.make(description, parameters: query.parameters, includeDeleted: true)
+            return try connection.tableURL(table, query: items)
+        }
+        // A total of zero asks for nothing.
+        let nothingWanted = tokenKey == nil && (query.options.top ?? 1) <= 0
+        var fetched = nothingWanted ? nil : try await fetchPage(try pageURL(), features: features, run: run)
+        while let current = fetched {
+            let page = current.page
+            fetched = nil
             if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
             if page.items.isEmpty { break }
             checkpoint?(.pullPage)
             var advanced: (key: String, milliseconds: Int64)?
             if let tokenKey, let latest = page.maxUpdatedAt, latest > token { advanced = (tokenKey, latest) }
             let save = advanced
-            applied.formUnion(try await write { try PullSteps.apply(page, table: table, token: save, in: $0) })
             received += page.items.count
-            emit(.pagePulled(table: table, items: page.items.count, total: applied.count))
-            nextLink = query.options.top == nil ? Self.nextLink(in: response, base: connection.baseURL, request: url) : nil
+            // The next request follows from this page alone: it is under way while this page is
+            // written (the server and the store work at once), and cancelled if the write fails.
+            var next: URL?
             if let advanced {
                 // The token moved: re-query from the new bound (a link would page the old one).
                 token = advanced.milliseconds
                 skip = 0
-                nextLink = nil
+                next = try pageURL()
+            } else if tokenKey == nil, let top = query.options.top, received >= top {
+                next = nil
+            } else if query.options.top == nil, let link = current.nextLink {
+                skip += page.items.count
+                next = link
             } else {
                 skip += page.items.count
+                next = try pageURL()
+            }
+            if let next {
+                async let following = fetchPage(next, features: features, run: run)
+                let applied = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
+                record(applied, of: page, table: table, token: token, in: &count)
+                fetched = try await following
+            } else {
+                let applied = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
+                record(applied, of: page, table: table, token: token, in: &count)
             }
         }
-        emit(.pullFinished(table: table, items: applied.count))
-        logger.debug("Pull finished", metadata: ["table": "\(table)", "items": "\(applied.count)"])
-        return applied.count
+        emit(.pullFinished(table: table, items: count.items))
+        logger.debug("Pull finished", metadata: ["table": "\(table)", "items": "\(count.items)"])
+        return count.items
+    }
+
+    /// Counts the items of `page` at `applied` (after which the pull's token is `token`) and
+    /// reports the page.
+    private func record(_ applied: [Int], of page: PullPage, table: String, token: Int64, in count: inout PullCount) {
+        count.add(applied, of: page, token: token)
+        emit(.pagePulled(table: table, items: page.items.count, total: count.items))
+    }
+
+    /// Sends the request of one page and decodes the answer.
+    /// - Returns: the page, and the `Link` target of the response, if any.
+    private nonisolated func fetchPage(
+        _ url: URL, features: Set<Feature>, run: RunHandle
+    ) async throws -> (page: PullPage, nextLink: URL?) {
+        if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
+        let response: SyncResponse
+        do {
+            response = try await connection.send(try connection.request(.get, url: url, features: features), run: run)
+        } catch let error as SyncError where error == .cancelled {
+            throw SyncError(.pullCancelled, reason: "The pull was cancelled.", underlying: error)
+        }
+        guard response.isSuccess else { throw ServiceConnection.error(for: response) }
+        let page = try PullPage.decode(response.body, statusCode: response.statusCode)
+        return (page, Self.nextLink(in: response, base: connection.baseURL, request: url))
     }
 
     /// The `Link: <url>; rel=next` target of a response, resolved against the request, if it
@@ -108,7 +139,9 @@ extension SyncContext {
 
 /// The checks a pull (and a purge's query id) makes before anything is sent (protocol.md §1.5.1).
 enum PullValidation {
-    static let defaultPageSize = 50
+    /// Items asked for per request unless the caller says otherwise (protocol.md pins 50 for
+    /// the G2 clients; a G2 server caps or pages a larger `$top` as it likes).
+    static let defaultPageSize = 1000
 
     /// Validates a query id: 1–255 characters, not blank, no `|`, no control characters.
     static func checkQueryId(_ queryId: String) throws {

@@ -32,6 +32,10 @@ public actor SyncContext {
     /// Push, pull and purge take turns here, in call order.
     nonisolated let gate = AsyncSerialGate()
 
+    /// The feed observations listen to: the store's, or the context's own when the store has
+    /// none (then ``write(_:)`` records and publishes what the engine's writes change).
+    nonisolated let changeFeed: StoreChanges
+    private nonisolated let recordsOwnChanges: Bool
     private nonisolated let current = Mutex<RunHandle?>(nil)
     private var observers: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
 
@@ -58,6 +62,8 @@ public actor SyncContext {
         self.conflictHandler = conflictHandler
         self.logger = logger
         self.checkpoint = checkpoint
+        self.changeFeed = store.changes ?? StoreChanges()
+        self.recordsOwnChanges = store.changes == nil
     }
 
     /// The connection to the client's backend.
@@ -157,7 +163,17 @@ public actor SyncContext {
 
     /// Writes the store in one transaction, mapping its errors to ``SyncError``.
     func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
-        do { return try await store.write(body) } catch { throw Self.mapStoreError(error) }
+        do {
+            guard recordsOwnChanges else { return try await store.write(body) }
+            let (result, topics) = try await store.write { writer in
+                let recorder = ChangeRecordingWriter(writer)
+                return (try body(recorder), recorder.topics)
+            }
+            changeFeed.publish(topics)
+            return result
+        } catch {
+            throw Self.mapStoreError(error)
+        }
     }
 
     static func mapStoreError(_ error: any Error) -> SyncError {
@@ -197,10 +213,11 @@ public enum SyncEvent: Sendable, Hashable {
     case pushFinished(succeeded: Int, failed: Int)
     /// A pull of a table started.
     case pullStarted(table: String, queryId: String?)
-    /// A page of a pull was applied to the store: `items` in the page, `total` distinct items
-    /// applied so far.
+    /// A page of a pull was applied to the store: `items` in the page, `total` items applied so
+    /// far (counted as ``SyncTable/pull(_:queryId:pageSize:)`` counts them).
     case pagePulled(table: String, items: Int, total: Int)
-    /// A pull ended after applying `items` distinct items.
+    /// A pull ended after applying `items` items (counted as ``SyncTable/pull(_:queryId:pageSize:)``
+    /// counts them).
     case pullFinished(table: String, items: Int)
     /// Local rows of a table were purged.
     case purged(table: String)

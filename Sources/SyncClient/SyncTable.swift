@@ -79,17 +79,21 @@ public struct SyncTable: Sendable {
     ///   - query: the filter (and, without a query id, order, top and skip) of the items wanted;
     ///     `top` is the total number of items wanted.
     ///   - queryId: names an incremental pull (1–255 characters, no `|`); `nil` pulls everything.
-    ///   - pageSize: items per request (default 50; non-positive values mean 50).
-    /// - Returns: the number of distinct items applied to the store (rows without a valid id, and
-    ///   rows skipped for a pending operation, are not counted; rows an incremental pull reads
-    ///   again count once).
+    ///   - pageSize: items asked for per request (default 1,000; non-positive values mean
+    ///     1,000). A server that caps its pages lower is paged with `$skip` or its `Link`.
+    /// - Returns: the number of items written or deleted locally: each item of each page once,
+    ///   except that an item an incremental pull reads again because it has the delta token's
+    ///   own timestamp is not counted again. Rows without a valid id, and rows skipped for a
+    ///   pending operation, are not counted; an item that changed on the server during the pull,
+    ///   and is read again with a later `updatedAt`, counts each time. (Only the ids at the
+    ///   current token are remembered: the pull's memory does not grow with its size.)
     /// - Throws: ``SyncError/invalidQueryID``, ``SyncError/invalidPullQuery`` (before any request);
     ///   the implicit push's error; ``SyncError/transportFailed``,
     ///   ``SyncError/authenticationRequired``, ``SyncError/requestFailed`` (e.g. 404 for a table
     ///   the server does not have), ``SyncError/malformedServerResponse``,
     ///   ``SyncError/pullCancelled``, ``SyncError/localStoreFailed``.
     @discardableResult
-    public func pull(_ query: Query = Query(), queryId: String? = nil, pageSize: Int = 50) async throws -> Int {
+    public func pull(_ query: Query = Query(), queryId: String? = nil, pageSize: Int = 1000) async throws -> Int {
         try await context.pull(table: name, query: query, queryId: queryId, pageSize: pageSize)
     }
 

@@ -123,10 +123,10 @@ extension TypedTable where Base == SyncTable {
     }
 
     /// Pulls server items; see ``SyncTable/pull(_:queryId:pageSize:)``.
-    /// - Returns: the number of distinct items applied to the store.
+    /// - Returns: the number of items applied to the store (see ``SyncTable/pull(_:queryId:pageSize:)``).
     /// - Throws: as ``SyncTable/pull(_:queryId:pageSize:)``.
     @discardableResult
-    public func pull(_ query: Query = Query(), queryId: String? = nil, pageSize: Int = 50) async throws -> Int {
+    public func pull(_ query: Query = Query(), queryId: String? = nil, pageSize: Int = 1000) async throws -> Int {
         try await table.pull(query, queryId: queryId, pageSize: pageSize)
     }
 

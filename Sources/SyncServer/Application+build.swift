@@ -6,7 +6,8 @@ import ServiceLifecycle
 import SyncWire
 
 /// Builds the router: `GET /health`, `GET /openapi.json` (the API's OpenAPI document, which
-/// describes every route added here) and the tables routes over `storage`.
+/// describes every route added here), the tables routes over `storage`, and `GET /changes` (their
+/// change notifications, see ``ChangeStreamSettings``).
 ///
 /// - Parameters:
 ///   - storage: Where the tables are.
@@ -15,10 +16,13 @@ import SyncWire
 public func buildRouter(storage: any TableStorage, configuration: ServerConfiguration) -> Router<ServerRequestContext> {
     let router = Router(context: ServerRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
+    let changes = ChangeHub()
+    router.add(middleware: ChangeNotifyingMiddleware(hub: changes))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }
     router.get("openapi.json") { _, _ in OpenAPIDocument.response() }
     let service = TableService(storage: storage, softDelete: configuration.softDelete)
     TableController(service: service, configuration: configuration).addRoutes(to: router)
+    ChangesController(storage: storage, hub: changes, configuration: configuration).addRoutes(to: router)
     return router
 }
 

@@ -19,7 +19,8 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Where the tables are stored.
     public var database: Database
-    /// The most items one response carries (the server page size).
+    /// The most items one response carries (the server page size; 1,000 by default, the pull's
+    /// default request).
     public var pageSize: Int
     /// The largest `$top` accepted; 0 accepts any.
     public var maxTop: Int
@@ -33,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     public var perUserTables: PerUserTables
     /// Where the server logs.
     public var logger: Logger
+    /// How `GET /changes` streams look for changes and keep the connection open.
+    public var changeStream = ChangeStreamSettings()
 
     /// A configuration.
     ///
@@ -48,7 +51,7 @@ public struct ServerConfiguration: Sendable {
     ///   - perUserTables: The tables whose rows belong to the user who wrote them.
     ///   - logger: Where the server logs.
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, database: Database = .memory, pageSize: Int = 50, maxTop: Int = 1000,
+        host: String = "127.0.0.1", port: Int = 8080, database: Database = .memory, pageSize: Int = 1000, maxTop: Int = 1000,
         softDelete: Bool = true, maxBodySize: Int = 1 << 20, authentication: Authentication = .none,
         perUserTables: PerUserTables = .none, logger: Logger = Logger(label: "sync-server")
     ) {

@@ -97,9 +97,16 @@ public protocol LocalStore: Sendable {
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T
     /// Runs `body` in one write transaction: everything it writes commits, or nothing does.
     func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T
+    /// The store's change feed: after each committed write transaction, the topics it changed
+    /// (see ``StoreChanges``); `nil` when the store cannot tell, and then the sync engine records
+    /// the changes it makes itself (writes that bypass it are not seen).
+    var changes: StoreChanges? { get }
 }
 
 extension LocalStore {
+    /// A store publishes no changes unless it says otherwise.
+    public var changes: StoreChanges? { nil }
+
     /// Runs a query on a user table.
     public func read(_ query: QueryDescription) async throws -> QueryResult {
         try await read { try $0.read(query) }

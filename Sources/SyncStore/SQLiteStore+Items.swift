@@ -95,50 +95,34 @@ extension StoreSession {
 
     func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws {
         try Self.checkTableName(table)
-        var ids: [String] = []
-        ids.reserveCapacity(items.count)
-        for item in items {
-            guard case .string(let id)? = item[SystemProperty.id], ItemID.isValid(id) else {
-                throw StoreError.invalidItem("every item needs a valid string id")
-            }
-            try Self.checkDistinctNames(item.keys, of: "properties")
-            ids.append(id)
-        }
+        var writer = ItemWriter()
+        try writer.check(items)
         if !ignoreMissingColumns || schema.tables[ColumnKey(table)] == nil {
-            // One new column per name: the first item that gives it a value sets its spelling
-            // and type; later spellings that differ only by case are the same column.
-            let existing = columnIndex(table)
-            var wanted: [String: ColumnType] = [:]
-            var spellings = ColumnIndex([])
-            for item in items {
-                for name in item.keys where !unstoredProperties.contains(ColumnKey(name)) && existing.column(named: name) == nil {
-                    guard spellings.column(named: name) == nil, let value = item[name],
-                        let type = ColumnType(inferringFrom: value)
-                    else { continue }
+            try ensureColumns(table, Self.newColumns(of: items, in: columnIndex(table)))
+        }
+        guard let columns = schema.tables[ColumnKey(table)] else { return }
+        try writer.write(items, table: table, columns: columns, in: self)
+    }
+
+    /// The columns `items` would add to a table with the columns `existing`: one per name, the
+    /// first item that gives it a value sets its spelling and type; later spellings that differ
+    /// only by case are the same column. Each spelling is looked at until it is settled.
+    private static func newColumns(of items: [JSONObject], in existing: ColumnIndex) -> [String: ColumnType] {
+        var wanted: [String: ColumnType] = [:]
+        var spellings = ColumnIndex([])
+        var settled = Set<String>()
+        for item in items {
+            for (name, value) in item where !settled.contains(name) {
+                if unstoredProperties.contains(ColumnKey(name)) || existing.column(named: name) != nil || spellings.column(named: name) != nil {
+                    settled.insert(name)
+                } else if let type = ColumnType(inferringFrom: value) {
                     wanted[name] = type
                     spellings.insert(name)
+                    settled.insert(name)
                 }
             }
-            try ensureColumns(table, wanted)
         }
-        let known = columnIndex(table)
-        for (item, id) in zip(items, ids) {
-            // Each property goes to the column it names, spelled as stored.
-            var columns: [(column: String, value: JSONValue)] = []
-            for (name, value) in item where !unstoredProperties.contains(ColumnKey(name)) {
-                if let column = known.column(named: name) { columns.append((column, value)) }
-            }
-            columns.sort { $0.column < $1.column }
-            let names = columns.map(\.column)
-            let values = try columns.map { try SQLValue(json: $0.value) }
-            if !names.isEmpty {
-                try run(StoreSQL.update(table, columns: names), values + [.text(id)])
-                if connection.changes > 0 { continue }
-            } else if try lookup(table: table, id: id) != nil {
-                continue
-            }
-            try run(StoreSQL.insert(table, columns: names), [.text(id)] + values)
-        }
+        return wanted
     }
 
     func delete(table: String, ids: [String]) throws {

@@ -69,14 +69,18 @@ enum StoreSQL {
 
     static func lookup(_ table: String) -> String { "SELECT * FROM \(SQLIdentifier.quote(table)) WHERE \"id\" = ?" }
 
-    static func update(_ table: String, columns: [String]) -> String {
-        "UPDATE \(SQLIdentifier.quote(table)) SET \(columns.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) WHERE \"id\" = ?"
+    /// `INSERT OR IGNORE` of a row: `?1` is the id, `?2…` the columns' values in order.
+    static func insertIgnoringExisting(_ table: String, columns: [String]) -> String {
+        let names = (["id"] + columns).map(SQLIdentifier.quote).joined(separator: ", ")
+        let marks = (1...(columns.count + 1)).map { "?\($0)" }.joined(separator: ", ")
+        return "INSERT OR IGNORE INTO \(SQLIdentifier.quote(table)) (\(names)) VALUES (\(marks))"
     }
 
-    static func insert(_ table: String, columns: [String]) -> String {
-        let names = (["id"] + columns).map(SQLIdentifier.quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
-        return "INSERT INTO \(SQLIdentifier.quote(table)) (\(names)) VALUES (\(marks))"
+    /// `UPDATE` of a row's columns, bound like ``insertIgnoringExisting(_:columns:)``: `?1` is
+    /// the id, `?2…` the values.
+    static func updateByFirstArgument(_ table: String, columns: [String]) -> String {
+        let assignments = columns.enumerated().map { "\(SQLIdentifier.quote($0.element)) = ?\($0.offset + 2)" }
+        return "UPDATE \(SQLIdentifier.quote(table)) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?1"
     }
 
     static func deleteByID(_ table: String) -> String { "DELETE FROM \(SQLIdentifier.quote(table)) WHERE \"id\" = ?" }

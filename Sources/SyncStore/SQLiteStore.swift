@@ -23,6 +23,9 @@ public actor SQLiteStore: LocalStore {
     public nonisolated let url: URL
     /// Whether the database is encrypted.
     public nonisolated let isEncrypted: Bool
+    /// The topics each committed write transaction changed (user tables, queue, errors, config),
+    /// published after the commit. In memory only.
+    public nonisolated let changes: StoreChanges? = StoreChanges()
 
     /// The store's executor: its own serial dispatch queue, on which every SQLite call runs.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -66,9 +69,11 @@ public actor SQLiteStore: LocalStore {
     /// Runs `body` in one write transaction: all of its writes commit, or none do.
     public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
         let connection = try requireConnection()
-        let session = StoreSession(connection: connection, schema: schema)
+        let session = ChangeRecordingWriter(StoreSession(connection: connection, schema: schema))
         do {
-            return try mapDamage { try connection.transaction { try body(session) } }
+            let result = try mapDamage { try connection.transaction { try body(session) } }
+            changes?.publish(session.topics)
+            return result
         } catch {
             // A rolled-back transaction may have created tables or columns the cache recorded.
             try schema.reload(connection)

@@ -52,6 +52,7 @@ public enum ItemID {
     /// Whether `id` is a valid item id: 1–255 characters, no control characters, none of
     /// `" + ? \ / ` + "`" + `, and not `.` or `..`.
     public static func isValid(_ id: String) -> Bool {
+        if let verdict = asciiVerdict(id) { return verdict }
         guard !id.isEmpty, id.count <= 255, id != ".", id != ".." else { return false }
         for scalar in id.unicodeScalars {
             if scalar.properties.generalCategory == .control { return false }
@@ -66,6 +67,25 @@ public enum ItemID {
     /// - Returns: the id with its ASCII capitals lowercased (``ASCIICase/fold(_:)``).
     public static func key(_ id: String) -> String {
         ASCIICase.fold(id)
+    }
+
+    /// ``isValid(_:)`` for an id of ASCII characters only, byte by byte (each is one character,
+    /// and the only control characters are U+0000–U+001F and U+007F); `nil` for another id.
+    private static func asciiVerdict(_ id: String) -> Bool? {
+        var count = 0
+        var valid = true
+        for byte in id.utf8 {
+            guard byte < 0x80 else { return nil }
+            count += 1
+            switch byte {
+            case 0x00...0x1F, 0x7F, UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: "?"), UInt8(ascii: "\\"), UInt8(ascii: "/"),
+                UInt8(ascii: "`"):
+                valid = false
+            default:
+                break
+            }
+        }
+        return valid && count >= 1 && count <= 255 && id != "." && id != ".."
     }
 
     /// A new id for an item inserted without one: a lowercase hyphenated UUID.

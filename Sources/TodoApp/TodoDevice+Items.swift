@@ -10,9 +10,13 @@ extension TodoDevice {
 
     /// The items, ordered by text (as the tutorial lists them); open ones only unless `all`.
     public func items(all: Bool = false) async throws -> [JSONObject] {
-        var query = Query().orderBy("text").orderBy("id")
-        if !all { query = query.where(Predicate(.binary(.eq, .member("complete"), .literal(.bool(false))))) }
-        return try await table.read(query).items
+        try await table.read(Self.listQuery(all: all)).items
+    }
+
+    /// The query of the list: items by text (then id), open ones only unless `all`.
+    static func listQuery(all: Bool) -> Query {
+        let query = Query().orderBy("text").orderBy("id")
+        return all ? query : query.where(Predicate(.binary(.eq, .member("complete"), .literal(.bool(false)))))
     }
 
     /// The full id of the one item whose id starts with `prefix` (ids match whatever the ASCII

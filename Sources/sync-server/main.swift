@@ -24,7 +24,7 @@ struct SyncServerCommand: AsyncParsableCommand {
     var databasePasswordFile: String?
     @Option(help: ArgumentHelp("With postgres://: the most connections to the database.", valueName: "n"))
     var databasePoolSize = PostgresSettings.defaultPoolSize
-    @Option(help: "The most items in one response.") var pageSize = 50
+    @Option(help: "The most items in one response.") var pageSize = 1000
     @Option(help: "The largest $top accepted; 0 accepts any.") var maxTop = 1000
     @Flag(inversion: .prefixedNo, help: "Keep deleted rows marked deleted (for incremental pulls).") var softDelete = true
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel = "info"
@@ -51,11 +51,17 @@ struct SyncServerCommand: AsyncParsableCommand {
     var perUserTable: [String] = []
     @Option(help: ArgumentHelp("'all' makes every table per-user.", valueName: "all"))
     var perUserTables: String?
+    @Option(
+        help: ArgumentHelp(
+            "How often a GET /changes stream checks the database for writes made through other instances (milliseconds).",
+            valueName: "ms"))
+    var changePollInterval = 250
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard pageSize > 0 else { throw ValidationError("--page-size must be positive") }
         guard maxTop >= 0 else { throw ValidationError("--max-top must not be negative") }
+        guard (10...60_000).contains(changePollInterval) else { throw ValidationError("--change-poll-interval must be 10 to 60000 ms") }
         _ = try parsedDatabase()
         _ = try authToken()
         _ = try jwtConfiguration()
@@ -131,10 +137,11 @@ struct SyncServerCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "sync-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, database: try parsedDatabase(), pageSize: pageSize, maxTop: maxTop, softDelete: softDelete,
             authentication: try await authentication(), perUserTables: try parsedPerUserTables(),
             logger: logger)
+        configuration.changeStream.pollInterval = .milliseconds(changePollInterval)
         let host = self.host
         let (app, storage) = try await buildApplication(configuration) { port in
             // Exactly one line on stdout, for scripts and tests to read.

@@ -25,7 +25,7 @@ import Testing
             ])
             f.transport.enqueuePage([serverItem("c", "3", updatedAt: "1999-12-04T16:44:59Z")])
             f.transport.enqueuePage([])
-            try await table.pull(queryId: "test_1")
+            try await table.pull(queryId: "test_1", pageSize: 50)
             let expected = ["1970-01-01T00:00:00.000Z", "1999-12-03T15:44:29.000Z", "1999-12-04T16:44:59.000Z"]
             #expect(f.transport.requests.map { Self.query($0)["$filter"] } == expected.map(Self.since))
             for request in f.transport.requests {

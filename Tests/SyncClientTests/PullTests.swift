@@ -25,7 +25,7 @@ import Testing
                 serverItem("one", "1", deleted: false), serverItem("two", "2", deleted: true), serverItem("three", "3", deleted: nil),
             ])
             f.transport.enqueuePage([])
-            let received = try await f.table().pull()
+            let received = try await f.table().pull(pageSize: 50)
             #expect(received == 3)
             let requests = f.transport.requests
             #expect(requests.map(\.line) == ["GET /app/tables/todo", "GET /app/tables/todo"])
@@ -80,7 +80,7 @@ import Testing
             f.transport.enqueuePage(Self.items(0..<50))
             f.transport.enqueuePage(Self.items(50..<100))
             f.transport.enqueuePage(Self.items(100..<148))
-            let received = try await f.table().pull(Query().top(148))
+            let received = try await f.table().pull(Query().top(148), pageSize: 50)
             #expect(received == 148)
             #expect(f.transport.requests.map { Self.query($0)["$top"] } == ["50", "50", "48"])
             #expect(f.transport.requests.map { Self.query($0)["$skip"] } == ["0", "50", "100"])

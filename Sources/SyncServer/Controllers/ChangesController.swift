@@ -1,0 +1,204 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SyncSQL
+import SyncWire
+
+/// `GET /changes?tables=a,b`: the change notifications of some tables as server-sent events.
+///
+/// The route sits outside `/tables`, so it cannot collide with an item id (`changes` is a valid
+/// id of `GET /tables/{table}/{id}`). It is authenticated and scoped like a read of each table:
+/// a per-user table's events speak of the requesting user's rows only. An event says that a
+/// table changed and its newest `updatedAt` (deleted rows included), never an item; clients pull
+/// through the ordinary routes.
+///
+/// ```text
+/// retry: 1000
+///
+/// id: todo|2026-11-23T05:50:00.123Z|3
+/// event: change
+/// data: {"table":"todo","updatedAt":"2026-11-23T05:50:00.123Z"}
+///
+/// : keep-alive
+/// ```
+///
+/// A stream compares each table's state (the newest `updatedAt` and the number of rows, so a
+/// removal is seen too) with the last one it sent. It looks again when a write through this
+/// instance touches one of its tables (at once), and every ``ChangeStreamSettings/pollInterval``
+/// (writes through other instances over the same database; the query reads the `updatedAt`
+/// order the storage keeps). The first look sends every table whose state differs from the
+/// request's `Last-Event-ID` (the `id` of the last event received), or every table when there is
+/// none, so a reconnecting client learns of what it missed. A graceful shutdown ends every stream.
+struct ChangesController: Sendable {
+    /// The most tables one stream may name.
+    static let maximumTables = 64
+
+    let storage: any TableStorage
+    let hub: ChangeHub
+    let configuration: ServerConfiguration
+
+    func addRoutes(to router: Router<ServerRequestContext>) {
+        let changes = router.group("changes")
+        changes.add(middleware: AuthenticationMiddleware(authentication: configuration.authentication))
+        changes.add(middleware: APIVersionMiddleware())
+        changes.get { request, context in try await stream(request, context) }
+    }
+
+    func stream(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let tables = try Self.tables(QueryString.items(request.uri.query))
+        let scopes = try tables.map { table -> (String, RowScope) in
+            guard configuration.perUserTables.contains(table) else { return (table, .shared) }
+            guard let subject = context.identity?.subject else { throw TableError.unauthorized }
+            return (table, .owner(subject))
+        }
+        let known = try ChangePositions(lastEventID: HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] })
+        let (storage, hub, settings, logger) = (storage, hub, configuration.changeStream, context.logger)
+        let body = ResponseBody { writer in
+            var positions = known
+            let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let listener = hub.listen(Set(tables.map(ColumnKey.init)), signal: signal)
+            let tick = min(settings.pollInterval, settings.keepAliveInterval)
+            let ticker = Task {
+                while (try? await Task.sleep(for: tick)) != nil { signal.yield() }
+            }
+            defer {
+                hub.remove(listener)
+                ticker.cancel()
+                signal.finish()
+            }
+            try await withGracefulShutdownHandler {
+                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+                var lastWrite = ContinuousClock.now
+                var wakes = signals.makeAsyncIterator()
+                repeat {
+                    var events = ""
+                    for (table, scope) in scopes {
+                        let state = try await Self.state(of: table, scope: scope, storage)
+                        guard positions.update(table, to: state) else { continue }
+                        events += try Self.event(table: table, state: state, id: positions.eventID(tables))
+                    }
+                    if !events.isEmpty {
+                        try await writer.write(ByteBuffer(string: events))
+                        lastWrite = .now
+                    } else if ContinuousClock.now - lastWrite >= settings.keepAliveInterval {
+                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        lastWrite = .now
+                    }
+                } while await wakes.next() != nil
+            } onGracefulShutdown: {
+                signal.finish()
+            }
+            logger.debug("Change stream ended")
+            try await writer.finish(nil)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-cache"
+        if let buffering = HTTPField.Name("X-Accel-Buffering") { headers[buffering] = "no" }
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// The tables of `?tables=a,b`: valid names, at least one, at most ``maximumTables``, each
+    /// once (names that differ only by ASCII case are one table).
+    static func tables(_ items: [(name: String, value: String)]) throws -> [String] {
+        guard let list = items.last(where: { $0.name == "tables" })?.value, !list.isEmpty else {
+            throw TableError.badRequest("Name the tables to watch: ?tables=name1,name2")
+        }
+        var seen = Set<ColumnKey>()
+        var tables: [String] = []
+        for name in list.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+            guard TableName.isValid(name) else { throw TableError.badRequest("Invalid table name") }
+            if seen.insert(ColumnKey(name)).inserted { tables.append(name) }
+        }
+        guard tables.count <= maximumTables else {
+            throw TableError.badRequest("A change stream watches at most \(maximumTables) tables")
+        }
+        return tables
+    }
+
+    /// A table's state in a scope: its newest `updatedAt` (deleted rows included) and its
+    /// number of rows. A table that does not exist (yet) has no rows.
+    static func state(of table: String, scope: RowScope, _ storage: any TableStorage) async throws -> ChangePositions.State {
+        let newest = QueryDescription(
+            table: table, orderBy: [OrderBy(SystemProperty.updatedAt, ascending: false)], top: 1,
+            selection: [SystemProperty.updatedAt])
+        func newestStamp() async throws -> String? {
+            try await storage.select(newest, scope: scope, extraFilter: nil).first?[SystemProperty.updatedAt]?.stringValue
+        }
+        // Two queries, no common transaction: the count belongs to the newest stamp only when no
+        // write (every write stamps a newer updatedAt) became visible between them.
+        var stamp = try await newestStamp()
+        while true {
+            let count = try await storage.count(QueryDescription(table: table), scope: scope, extraFilter: nil)
+            let after = try await newestStamp()
+            if after == stamp { return ChangePositions.State(updatedAt: stamp, rows: count) }
+            stamp = after
+        }
+    }
+
+    /// One `change` event.
+    static func event(table: String, state: ChangePositions.State, id: String) throws -> String {
+        let data: JSONObject = ["table": .string(table), "updatedAt": state.updatedAt.map(JSONValue.string) ?? .null]
+        return "id: \(id)\nevent: change\ndata: \(try JSONWriter.string(.object(data)))\n\n"
+    }
+}
+
+/// The state a change stream last sent of each table, written as an event id
+/// (`table|updatedAt|rows`, comma-separated) and read back from `Last-Event-ID`.
+struct ChangePositions {
+    /// A table's state: its newest `updatedAt` (or none) and its number of rows.
+    struct State: Hashable {
+        var updatedAt: String?
+        var rows: Int
+    }
+
+    private var states: [ColumnKey: State] = [:]
+
+    /// The positions of a `Last-Event-ID`, or none.
+    /// - Throws: a 400 for an id this server did not write.
+    init(lastEventID: String?) throws {
+        guard let lastEventID, !lastEventID.isEmpty else { return }
+        for entry in lastEventID.split(separator: ",") {
+            let parts = entry.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, TableName.isValid(parts[0]), let rows = Int(parts[2]), rows >= 0,
+                parts[1].isEmpty || WireDate.date(from: parts[1]) != nil
+            else {
+                throw TableError.badRequest("Last-Event-ID is not an event id of this server")
+            }
+            states[ColumnKey(parts[0])] = State(updatedAt: parts[1].isEmpty ? nil : parts[1], rows: rows)
+        }
+    }
+
+    /// Records `state` for `table`; whether it differs from the one recorded before.
+    mutating func update(_ table: String, to state: State) -> Bool {
+        states.updateValue(state, forKey: ColumnKey(table)) != state
+    }
+
+    /// The event id of the recorded states of `tables`.
+    func eventID(_ tables: [String]) -> String {
+        tables.compactMap { table in
+            states[ColumnKey(table)].map { "\(table)|\($0.updatedAt ?? "")|\($0.rows)" }
+        }.joined(separator: ",")
+    }
+}
+
+/// Wakes the change streams of a table after a write to it through this instance succeeded.
+struct ChangeNotifyingMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let hub: ChangeHub
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        guard request.method != .get, request.method != .head, (200..<300).contains(response.status.code) else { return response }
+        let segments = request.uri.path.split(separator: "/")
+        if segments.count >= 2, segments[0] == "tables", let table = String(segments[1]).removingPercentEncoding,
+            TableName.isValid(table)
+        {
+            hub.touch(ColumnKey(table))
+        }
+        return response
+    }
+}

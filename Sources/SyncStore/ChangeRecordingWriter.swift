@@ -1,0 +1,143 @@
+public import SyncSQL
+public import SyncWire
+
+/// A ``StoreWriter`` that forwards every call to another one and records the topics the calls
+/// change, for the store to publish once the transaction has committed.
+///
+/// ``SQLiteStore`` wraps each write transaction's session in one; the sync engine puts one in
+/// front of the writes it makes to a ``LocalStore`` that publishes no changes of its own.
+/// Not Sendable: it lives for one transaction, like the writer it wraps.
+public final class ChangeRecordingWriter: StoreWriter {
+    private let base: any StoreWriter
+    /// The topics changed so far by this transaction.
+    public private(set) var topics: Set<StoreChangeTopic> = []
+
+    /// A recorder in front of `base`.
+    /// - Parameter base: the transaction's writer.
+    public init(_ base: any StoreWriter) {
+        self.base = base
+    }
+
+    // MARK: reads (forwarded, record nothing)
+
+    /// Forwarded to the wrapped writer.
+    public func columns(of table: String) throws -> [String: ColumnType]? { try base.columns(of: table) }
+    /// Forwarded to the wrapped writer.
+    public func read(_ query: QueryDescription) throws -> QueryResult { try base.read(query) }
+    /// Forwarded to the wrapped writer.
+    public func lookup(table: String, id: String) throws -> JSONObject? { try base.lookup(table: table, id: id) }
+    /// Forwarded to the wrapped writer.
+    public func operations(table: String?) throws -> [TableOperationRecord] { try base.operations(table: table) }
+    /// Forwarded to the wrapped writer.
+    public func operation(id: Int64) throws -> TableOperationRecord? { try base.operation(id: id) }
+    /// Forwarded to the wrapped writer.
+    public func operation(table: String, itemId: String) throws -> TableOperationRecord? {
+        try base.operation(table: table, itemId: itemId)
+    }
+    /// Forwarded to the wrapped writer.
+    public func operation(after id: Int64) throws -> TableOperationRecord? { try base.operation(after: id) }
+    /// Forwarded to the wrapped writer.
+    public func operationCount(table: String?) throws -> Int { try base.operationCount(table: table) }
+    /// Forwarded to the wrapped writer.
+    public func operationErrors() throws -> [OperationErrorRecord] { try base.operationErrors() }
+    /// Forwarded to the wrapped writer.
+    public func operationErrors(operationId: Int64) throws -> [OperationErrorRecord] {
+        try base.operationErrors(operationId: operationId)
+    }
+    /// Forwarded to the wrapped writer.
+    public func configValue(forKey key: String) throws -> String? { try base.configValue(forKey: key) }
+
+    // MARK: writes (forwarded, then recorded)
+
+    /// Defines columns; rows do not change, so nothing is recorded.
+    public func defineTable(_ table: String, columns: [String: ColumnType]) throws {
+        try base.defineTable(table, columns: columns)
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws {
+        try base.upsert(table: table, items: items, ignoreMissingColumns: ignoreMissingColumns)
+        if !items.isEmpty { topics.insert(.table(named: table)) }
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func delete(table: String, ids: [String]) throws {
+        try base.delete(table: table, ids: ids)
+        if !ids.isEmpty { topics.insert(.table(named: table)) }
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func delete(_ query: QueryDescription) throws {
+        try base.delete(query)
+        topics.insert(.table(named: query.table))
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteAll(table: String) throws {
+        try base.deleteAll(table: table)
+        topics.insert(.table(named: table))
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func addOperation(
+        kind: TableOperationRecord.Kind, table: String, itemId: String, item: JSONObject?
+    ) throws -> TableOperationRecord {
+        let record = try base.addOperation(kind: kind, table: table, itemId: itemId, item: item)
+        topics.insert(.operations)
+        return record
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func updateOperation(_ operation: TableOperationRecord) throws {
+        try base.updateOperation(operation)
+        topics.insert(.operations)
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteOperation(id: Int64) throws {
+        try base.deleteOperation(id: id)
+        topics.formUnion([.operations, .operationErrors])
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteOperations(table: String) throws {
+        try base.deleteOperations(table: table)
+        topics.formUnion([.operations, .operationErrors])
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func addOperationError(_ error: OperationErrorRecord) throws {
+        try base.addOperationError(error)
+        topics.insert(.operationErrors)
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteOperationErrors(operationId: Int64) throws {
+        try base.deleteOperationErrors(operationId: operationId)
+        topics.insert(.operationErrors)
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteOperationError(id: String) throws {
+        try base.deleteOperationError(id: id)
+        topics.insert(.operationErrors)
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func setConfigValue(_ value: String, forKey key: String) throws {
+        try base.setConfigValue(value, forKey: key)
+        topics.insert(.config)
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteConfigValue(forKey key: String) throws {
+        try base.deleteConfigValue(forKey: key)
+        topics.insert(.config)
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteConfigValues(withPrefix prefix: String) throws {
+        try base.deleteConfigValues(withPrefix: prefix)
+        topics.insert(.config)
+    }
+}
