@@ -1,5 +1,5 @@
 public import ArgumentParser
-public import Foundation
+import Foundation
 import SyncKeyMaintenance
 import SyncKeys
 

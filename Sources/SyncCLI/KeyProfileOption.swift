@@ -1,5 +1,5 @@
 public import ArgumentParser
-public import Foundation
+import Foundation
 public import SyncKeys
 
 /// The `--profile` option for commands that create a key slot: `default` (scrypt N=2^17, r=8,

@@ -1,5 +1,5 @@
 public import ArgumentParser
-public import Foundation
+import Foundation
 public import SyncKeys
 
 /// The options that say where a tool reads the store's passphrase (or recovery code).

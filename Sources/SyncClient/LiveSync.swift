@@ -1,5 +1,5 @@
 import Foundation
-public import SyncWire
+import SyncWire
 
 /// A table kept live by ``SyncContext/startLiveSync(_:options:)``: pulled (incrementally, with
 /// its query id) whenever the server says it changed.

@@ -2,7 +2,7 @@ public import Foundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+import FoundationNetworking
 #endif
 
 /// A response whose body arrives piece by piece (a stream of server-sent events).

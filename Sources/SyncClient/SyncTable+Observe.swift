@@ -1,4 +1,4 @@
-public import SyncStore
+import SyncStore
 public import SyncWire
 
 extension SyncTable {

@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-public import SyncSQL
+import SyncSQL
 public import SyncWire
 
 /// Writes: each one transaction that locks its table's metadata row, takes the next stamp,

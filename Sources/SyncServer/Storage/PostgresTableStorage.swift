@@ -2,7 +2,7 @@ import Foundation
 public import Logging
 import NIOSSL
 import PostgresNIO
-public import SyncSQL
+import SyncSQL
 public import SyncWire
 import Synchronization
 

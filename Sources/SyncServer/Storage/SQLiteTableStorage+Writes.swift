@@ -1,5 +1,5 @@
 import SQLiteNIO
-public import SyncSQL
+import SyncSQL
 public import SyncWire
 
 /// Writes: each one statement that stamps itself and returns the stored row (see
