@@ -206,7 +206,7 @@ import Testing
 
     /// Runs a system tool quietly; whether it succeeded.
     func shell(_ tool: String, _ arguments: [String]) -> Bool {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin"]

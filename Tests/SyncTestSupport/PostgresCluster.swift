@@ -80,7 +80,7 @@ public struct PostgresCluster: Sendable {
 
     /// Runs a bash script, returning its standard output; a failure carries its output.
     private static func run(_ script: String, environment: [String: String]) throws(PostgresClusterError) -> String {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", script]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -21,7 +21,7 @@ public struct ProgramResult: Sendable {
 public func runProgram(
     _ executable: String, _ arguments: [String], input: [UInt8], environment: [String: String]? = nil
 ) throws -> ProgramResult {
-    let process = Process()
+    let process = SpawnedProcess()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let environment { process.environment = environment }
@@ -183,6 +183,8 @@ public struct BuiltTool: Sendable {
         for (fd, bytes) in descriptors { try pipe(holding: bytes, as: fd) }
         posix_spawn_file_actions_addopen(&actions, 1, child.outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, child.errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Nothing else of this process reaches the child (other tests' pipes and databases).
+        try SpawnedProcess.closeFrom(max(2, descriptors.keys.max() ?? 2) + 1, in: &actions)
 
         let cArgs = argv.map { strdup($0) } + [nil]
         let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]

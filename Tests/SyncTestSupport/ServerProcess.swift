@@ -10,7 +10,7 @@ public final class ServerProcess: @unchecked Sendable {
     public let url: URL
     /// The one line the server printed when it was ready.
     public let announcement: String
-    private let process: Process
+    private let process: SpawnedProcess
     private let stdout: Pipe
     private let stderr: Pipe?
     private let logBuffer = Mutex(Data())
@@ -24,7 +24,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// - Parameter capturesLog: Whether standard error (the log) is kept for
     ///   ``log(until:)``; otherwise it is discarded.
     public init(database: String = "memory", arguments: [String] = [], logLevel: String = "error", capturesLog: Bool = false) throws {
-        process = Process()
+        process = SpawnedProcess()
         process.executableURL = Self.tool.url
         process.arguments = ["--host", "127.0.0.1", "--port", "0", "--database", database, "--log-level", logLevel] + arguments
         process.environment = Self.tool.baseEnvironment

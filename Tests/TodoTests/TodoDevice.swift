@@ -45,7 +45,7 @@ struct Device {
         let command = ([todo.url.path] + deviceArguments(server: server) + arguments).map { "'\($0)'" }.joined(separator: " ")
         var environment = todo.baseEnvironment
         if !typed { environment["CIPHERSYNC_PASSPHRASE"] = passphrase }
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qec", command, "/dev/null"]
         process.environment = environment

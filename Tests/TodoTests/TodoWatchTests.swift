@@ -11,7 +11,7 @@ import Testing
 
     /// A command running on a pseudo-terminal made by `script`, read as it draws.
     final class TerminalSession: @unchecked Sendable {
-        private let process = Process()
+        private let process = SpawnedProcess()
         private let input = Pipe(), output = Pipe()
         private(set) var screen = ""
 
