@@ -36,6 +36,20 @@ struct BenchRecord: Codable, Sendable {
     var megabytes: Double?
     /// `sync-keys`: the rate if the one key derivation each command makes took no time.
     var rateExcludingKeyDerivation: Double?
+    /// Observed pull: its seconds ÷ the full pull's (without an observer) on the same kind of store.
+    var ofUnobserved: Double? = nil
+    /// Live sync latency: its distribution in seconds.
+    var latency: Latency? = nil
+    /// Observed pull: the results the observer read (median run).
+    var observedResults: Int? = nil
+
+    /// Percentiles of a latency, in seconds.
+    struct Latency: Codable, Sendable {
+        var p50: Double
+        var p90: Double
+        var p99: Double
+        var max: Double
+    }
 }
 
 /// One run of a workload, before the runs are reduced to a ``BenchRecord``.
@@ -47,6 +61,7 @@ struct BenchSample: Sendable {
     var serverCPUSeconds: Double? = nil
     var peakRSSBytes: Int? = nil
     var megabytes: Double? = nil
+    var observedResults: Int? = nil
 
     init(seconds: Double, items: Int) {
         self.seconds = seconds
@@ -59,6 +74,7 @@ struct BenchSample: Sendable {
         transferred = report.transferred
         clientCPUSeconds = report.cpuSeconds
         peakRSSBytes = report.peakRSSBytes
+        observedResults = report.observedResults
     }
 }
 
@@ -75,6 +91,26 @@ extension BenchRecord {
             peakRSSBytes: samples.compactMap(\.peakRSSBytes).max(), ratio: nil, runs: samples.count,
             transferred: middle.transferred, changed: nil, clientCPUSeconds: middle.clientCPUSeconds,
             serverCPUSeconds: middle.serverCPUSeconds, ofReference: nil, megabytes: middle.megabytes, rateExcludingKeyDerivation: nil)
+        observedResults = middle.observedResults
+    }
+}
+
+extension BenchRecord {
+    /// The record of live sync latencies (seconds, one per item): the median is its
+    /// `seconds`, its rate is in milliseconds.
+    init(liveLatencies: [Double], store: String) {
+        let sorted = liveLatencies.sorted()
+        // The nearest-rank percentile.
+        func at(_ fraction: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[Swift.min(Swift.max(Int((fraction * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
+        }
+        self.init(
+            workload: SyncBench.Workload.liveLatency.rawValue, title: "live sync: A's push → B's observed query", store: store,
+            items: sorted.count, seconds: at(0.5), rate: at(0.5) * 1000, unit: "ms (p50)", peakRSSBytes: nil, ratio: nil,
+            runs: 1, transferred: nil, changed: nil, clientCPUSeconds: nil, serverCPUSeconds: nil, ofReference: nil,
+            megabytes: nil, rateExcludingKeyDerivation: nil)
+        latency = Latency(p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1))
     }
 }
 
@@ -90,6 +126,11 @@ extension [BenchRecord] {
         for i in indices where self[i].workload == ClientWorkload.fullPull.rawValue {
             if let reference = first(where: { $0.workload == ClientWorkload.reference.rawValue && $0.store == self[i].store }) {
                 self[i].ofReference = self[i].rate / Swift.max(reference.rate, 1e-9)
+            }
+        }
+        for i in indices where self[i].workload == ClientWorkload.observedPull.rawValue {
+            if let unobserved = first(where: { $0.workload == ClientWorkload.fullPull.rawValue && $0.store == self[i].store }) {
+                self[i].ofUnobserved = self[i].seconds / Swift.max(unobserved.seconds, 1e-9)
             }
         }
     }
@@ -115,6 +156,18 @@ extension [BenchRecord] {
             var notes: [String] = []
             if let ofReference = record.ofReference {
                 notes.append(String(format: "%.1f %% of the reference insert's rate", ofReference * 100))
+            }
+            if let ofUnobserved = record.ofUnobserved {
+                notes.append(String(format: "%+.1f %% time over the full pull without an observer", (ofUnobserved - 1) * 100))
+            }
+            if let results = record.observedResults {
+                notes.append("the observer read \(results) results")
+            }
+            if let latency = record.latency {
+                notes.append(
+                    String(
+                        format: "p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms", latency.p50 * 1000, latency.p90 * 1000, latency.p99 * 1000,
+                        latency.max * 1000))
             }
             if let transferred = record.transferred {
                 notes.append(

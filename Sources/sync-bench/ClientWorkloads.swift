@@ -18,6 +18,8 @@ struct ChildReport: Codable, Sendable {
     var cpuSeconds: Double
     /// The process's peak resident set in bytes (its whole life, set-up included).
     var peakRSSBytes: Int
+    /// Observed pull: the results the observer read.
+    var observedResults: Int? = nil
 }
 
 /// The client workloads, each run in a child process of its own so its memory is its own.
@@ -26,6 +28,9 @@ enum ClientWorkload: String, CaseIterable, ExpressibleByArgument, Sendable {
     case fullPull = "full-pull"
     /// An incremental pull into a store that already pulled everything once.
     case incrementalPull = "incremental-pull"
+    /// The full pull while one observer shows the pulled table's newest 50 items (by id), timed
+    /// until the observer has read the state after the last page.
+    case observedPull = "observed-pull"
     /// `count` inserts queued through the sync table (not measured), then one push.
     case pushInserts = "push-inserts"
     /// `count` rows of a store that pushed them updated through the sync table (not measured),
@@ -69,6 +74,10 @@ struct ChildWorkload: AsyncParsableCommand {
         case .fullPull, .incrementalPull:
             report = try await withStore(url, encryption, create: workload == .fullPull) { context, table in
                 try await pull(context, table(BenchItems.pulledTable))
+            }
+        case .observedPull:
+            report = try await withStore(url, encryption, create: true) { context, table in
+                try await observedPull(context, table(BenchItems.pulledTable))
             }
         case .pushInserts:
             report = try await withStore(url, encryption, create: true) { context, table in
@@ -121,8 +130,9 @@ struct ChildWorkload: AsyncParsableCommand {
             peakRSSBytes: ProcessStatistics.ownPeakResidentBytes)
     }
 
-    /// Pulls with the query id and counts the items of every page as the context reports them.
-    private func pull(_ context: SyncContext, _ table: SyncTable) async throws -> ChildReport {
+    /// Pulls with the query id and counts the items of every page as the context reports them;
+    /// `settle` runs after the pull, inside the measured time.
+    private func pull(_ context: SyncContext, _ table: SyncTable, settle: () async throws -> Void = {}) async throws -> ChildReport {
         let events = await context.events()
         let pages = Task {
             var transferred = 0
@@ -139,10 +149,37 @@ struct ChildWorkload: AsyncParsableCommand {
             } else {
                 applied = try await table.pull(Query(), queryId: BenchItems.queryId)
             }
+            try await settle()
         }
         report.items = applied
         report.transferred = await pages.value
         return report
+    }
+
+    /// ``pull(_:_:settle:)`` with one observer of the newest 50 items (by id; the ids grow with
+    /// the index) woken by every page: timed until it has read the state with the last item.
+    private func observedPull(_ context: SyncContext, _ table: SyncTable) async throws -> ChildReport {
+        let last = BenchItems.id(count - 1).lowercased()
+        let (started, start) = AsyncStream<Void>.makeStream()
+        let observer = Task {
+            var results = 0
+            for try await result in table.observe(Query().orderBy(SystemProperty.id, ascending: false).top(50)) {
+                results += 1
+                start.yield()
+                if result.items.first?[SystemProperty.id]?.stringValue?.lowercased() == last { return results }
+            }
+            throw BenchError("the observation ended before it showed the last pulled item")
+        }
+        var first = started.makeAsyncIterator()
+        await first.next()  // the observer holds its first result (the empty table) before the pull starts
+        do {
+            var report = try await pull(context, table) { _ = try await observer.value }
+            report.observedResults = try await observer.value
+            return report
+        } catch {
+            observer.cancel()
+            throw error
+        }
     }
 
     /// Pushes the queue and checks that every operation went through.

@@ -28,7 +28,7 @@ struct EndToEndBench {
             records += try await repeated(
                 .reference, "reference: rows inserted straight through SQLCipher", count: n, runs: bench.runs, unit: "rows/s")
         }
-        let pulls = !selected.isDisjoint(with: [.fullPull, .incrementalPull])
+        let pulls = !selected.isDisjoint(with: [.fullPull, .incrementalPull, .observedPull])
         let pushes = !selected.isDisjoint(with: [.pushInserts, .pushUpdates])
         if pulls || (pushes && bench.pushDatabase == .file) {
             records += try await withServer(seeded: true) { server in
@@ -39,6 +39,16 @@ struct EndToEndBench {
         }
         if pushes && bench.pushDatabase == .memory {
             records += try await withServer(seeded: false) { try await pushWorkloads($0) }
+        }
+        if selected.contains(.liveLatency) {
+            records += try await withServer(seeded: false) { server in
+                try await Self.kinds.asyncMap { encrypted in
+                    bench.progress("live sync latency of \(bench.liveSamples) items, \(Self.kind(encrypted))")
+                    let latencies = try await LiveLatency.measure(
+                        server: server.url, directory: scratch.url, encrypted: encrypted, key: key, samples: bench.liveSamples)
+                    return BenchRecord(liveLatencies: latencies, store: Self.kind(encrypted))
+                }
+            }
         }
         if selected.contains(.offlineWrites) {
             records += try await repeated(.offlineWrites, "offline writes through the sync table", count: m, runs: bench.runs, unit: "ops/s")
@@ -125,6 +135,26 @@ struct EndToEndBench {
                     BenchRecord(
                         workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
                         samples: samples))
+            }
+        }
+        if selected.contains(.observedPull) {
+            for encrypted in Self.kinds {
+                var samples: [BenchSample] = []
+                for run in 0..<bench.pullRuns {
+                    bench.progress("full pull of \(n) items with one observer, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
+                    let path = scratch.path("observed-pull-\(encrypted)-\(run).db")
+                    defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
+                    let cpu = server.cpuSeconds
+                    let report = try await child(.observedPull, store: path, encrypted: encrypted, server: server.url, count: n)
+                    var sample = BenchSample(report)
+                    sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+                    guard sample.items == n else { throw BenchError("the observed pull applied \(sample.items) items, not \(n)") }
+                    samples.append(sample)
+                }
+                records.append(
+                    BenchRecord(
+                        workload: ClientWorkload.observedPull.rawValue, title: "full pull, one observer (newest 50)",
+                        store: Self.kind(encrypted), samples: samples))
             }
         }
         if selected.contains(.incrementalPull) {

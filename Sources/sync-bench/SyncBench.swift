@@ -17,9 +17,13 @@ struct SyncBench: AsyncParsableCommand {
               full-pull         SyncTable.pull with a query id of the N items of a seeded sync-server
                                 (a child process on 127.0.0.1) into a fresh store
               incremental-pull  the same pull again after 1 % of the server's items changed
+              observed-pull     the full pull while one observer shows the table's newest 50 items
+                                (SyncTable.observe), timed until it shows the last item
               push-inserts      M queued inserts pushed; push-updates: M queued updates pushed
               offline-writes    M inserts through the sync table (row and queued operation each)
               encrypt, rotate   sync-keys encrypt / rotate on a store of --store-megabytes MB
+              live-latency      live sync: from device A's push returning to device B's observed query
+                                showing the item (B runs startLiveSync; a server with tables in memory)
               store             the store's workloads in this process
               key-derivation    unlocking a key envelope of each production key profile
             Each client workload runs in a child process of its own, so its peak memory is its own.
@@ -50,6 +54,7 @@ struct SyncBench: AsyncParsableCommand {
             "Where the pushes go: file (the seeded server, a SQLite file that syncs every commit to disk) or memory (a second server, tables in memory).",
             valueName: "file|memory"))
     var pushDatabase = PushDatabase.file
+    @Option(help: "Items of the live sync latency, one at a time.") var liveSamples = 200
     @Option(help: "Store workload: items written through the offline table.") var offlineItems = 1_000
     @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
     @Flag(help: "Print JSON: one object per workload and store kind.") var json = false
@@ -66,8 +71,9 @@ struct SyncBench: AsyncParsableCommand {
 
     /// The workloads `sync-bench` can run, in the order they run and are printed.
     enum Workload: String, CaseIterable {
-        case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", pushInserts = "push-inserts"
-        case pushUpdates = "push-updates", offlineWrites = "offline-writes", encrypt, rotate, store, keyDerivation = "key-derivation"
+        case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", observedPull = "observed-pull"
+        case pushInserts = "push-inserts", pushUpdates = "push-updates", offlineWrites = "offline-writes", liveLatency = "live-latency"
+        case encrypt, rotate, store, keyDerivation = "key-derivation"
     }
 
     /// The database of the server the pushes go to.
@@ -79,7 +85,7 @@ struct SyncBench: AsyncParsableCommand {
     var serverItems: Int { million ? 1_000_000 : items }
 
     func validate() throws {
-        guard items > 0, operations > 0, runs > 0, pullRuns > 0, pushRuns > 0, storeMegabytes > 0, offlineItems > 0, pulledItems > 0,
+        guard items > 0, operations > 0, runs > 0, pullRuns > 0, pushRuns > 0, storeMegabytes > 0, offlineItems > 0, pulledItems > 0, liveSamples > 0,
             (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0, clients > 0, requestsPerClient > 0, serverPullItems > 0
         else { throw ValidationError("counts must be positive") }
         _ = try selection()

@@ -20,6 +20,16 @@ import Testing
         var serverCPUSeconds: Double?
         var ofReference: Double?
         var megabytes: Double?
+        var ofUnobserved: Double?
+        var observedResults: Int?
+        var latency: Latency?
+
+        struct Latency: Decodable {
+            var p50: Double
+            var p90: Double
+            var p99: Double
+            var max: Double
+        }
     }
 
     let bench = BuiltTool("sync-bench")
@@ -93,6 +103,32 @@ import Testing
 
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
         #expect(processes(mentioning: scratch.url.path).isEmpty)
+    }
+
+    @Test func theObservedPullAndTheLiveSyncLatencyRunWithTinySizes() async throws {
+        try #require(bench.isBuilt, "build the sync-bench product first (scripts/test does)")
+        let scratch = try TemporaryDirectory(prefix: "bench")
+        defer { scratch.remove() }
+        let result = try await bench.run(
+            ["--workloads", "full-pull,observed-pull,live-latency", "--items", "300", "--live-samples", "5", "--runs", "1", "--json"],
+            environment: ["TMPDIR": scratch.url.path])
+        #expect(result.exitCode == 0, "\(result)")
+        let records = try JSONDecoder().decode([Record].self, from: Data(result.stdout.utf8))
+        for store in ["plain", "encrypted"] {
+            let observed = try #require(records.first { $0.workload == "observed-pull" && $0.store == store })
+            #expect(observed.items == 300 && (observed.ofUnobserved ?? 0) > 0)
+            // The empty table first, then at least the state after the last page.
+            #expect((observed.observedResults ?? 0) >= 2)
+            let live = try #require(records.first { $0.workload == "live-latency" && $0.store == store })
+            let latency = try #require(live.latency)
+            #expect(live.items == 5 && live.unit == "ms (p50)" && live.seconds == latency.p50)
+            #expect(0 <= latency.p50 && latency.p50 <= latency.p90 && latency.p90 <= latency.p99 && latency.p99 <= latency.max)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
+        #expect(processes(mentioning: scratch.url.path).isEmpty)
+
+        let refused = try await bench.run(["--live-samples", "0"])
+        #expect(refused.exitCode != 0 && refused.stderr.contains("counts must be positive"))
     }
 
     @Test func aMissingServerExecutableIsNamed() async throws {
