@@ -71,10 +71,11 @@ enum Reencryption {
         defer { source.close() }
         try checkpoint(source)
         report(.step(.checkpointed))
-        // The digest reads every table; with a cache that holds the database, the export then
-        // finds its pages decrypted already instead of reading and decrypting them a second time.
-        try setCache(of: source, toHold: database)
-        let digest = try DatabaseDigest.compute(source)
+        // The source's digest is computed on a connection of its own, on another thread, while
+        // this one exports: nothing writes the database meanwhile (the exclusive store lock is
+        // held and the log is checkpointed), so both read the same content, on two cores.
+        let sourceDigest = try BackgroundDigest(database, key: oldKey)
+        defer { sourceDigest.wait() }
         let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
 
         try StoreFiles.createEmptyFile(at: export.path)
@@ -102,7 +103,7 @@ enum Reencryption {
         try source.detach(attachmentName)
         report(.progress(pagesWritten: totalPages, totalPages: totalPages))
         report(.step(.exported))
-        // The source's cache goes before the copy's is filled: one database's pages in memory at a time.
+        let digest = try sourceDigest.result()
         source.close()
         try StoreFiles.sync(export)
         report(.step(.synced))
@@ -112,7 +113,7 @@ enum Reencryption {
     }
 
     /// Opens an existing database for the copy, mapping a key that does not fit.
-    private static func openExisting(_ url: URL, key: UnsafeRawBufferPointer?) throws -> Connection {
+    static func openExisting(_ url: URL, key: UnsafeRawBufferPointer?) throws -> Connection {
         guard StoreFiles.exists(url) else { throw StoreError.storeNotFound(url.path) }
         do {
             return try Connection.open(path: url.path, mode: .readWrite, key: key)
