@@ -142,14 +142,16 @@ enum Reencryption {
             throw StoreError.verificationFailed("the new file does not open with the new key")
         }
         defer { copy.close() }
-        // integrity_check reads (and authenticates) every page; the digest then reads the tables
-        // from the cache.
+        // integrity_check reads (and authenticates) every page on this connection while a second
+        // one, on another thread, reads the tables for the digest: two cores, one pass each.
+        let copyDigest = try BackgroundDigest(url, key: key)
+        defer { copyDigest.wait() }
         try setCache(of: copy, toHold: url)
         let problems = try copy.integrityCheck()
         guard problems == ["ok"] else {
             throw StoreError.verificationFailed("integrity check of the new file: \(problems.prefix(3).joined(separator: "; "))")
         }
-        let actual = try DatabaseDigest.compute(copy)
+        let actual = try copyDigest.result()
         let differences = actual.differences(from: expected)
         guard differences.isEmpty else {
             throw StoreError.verificationFailed("the copy differs in \(differences.joined(separator: ", "))")
