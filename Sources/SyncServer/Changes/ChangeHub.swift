@@ -1,7 +1,7 @@
 import SyncSQL
 import Synchronization
 
-/// How the server's change streams look for changes (see ``ChangesController``).
+/// How the server's change streams look for changes (see `ChangesController`).
 public struct ChangeStreamSettings: Sendable, Hashable {
     /// How often a stream checks its tables' newest `updatedAt` in the storage, which is how it
     /// learns of writes made through other server instances over the same database. Writes
