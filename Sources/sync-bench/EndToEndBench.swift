@@ -89,6 +89,19 @@ struct EndToEndBench {
         return try JSONDecoder().decode(ChildReport.self, from: output)
     }
 
+    /// Runs one client workload against `server` in a child process, with the CPU time the
+    /// server spent meanwhile.
+    private func sample(
+        _ workload: ClientWorkload, store: String, encrypted: Bool, server: BenchServer, count: Int
+    ) async throws
+        -> BenchSample
+    {
+        let cpu = server.cpuSeconds
+        var sample = BenchSample(try await child(workload, store: store, encrypted: encrypted, server: server.url, count: count))
+        sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+        return sample
+    }
+
     /// Starts `sync-server`, runs `body`, stops it. A seeded server runs over a database file
     /// holding N items; the other keeps its tables in memory.
     private func withServer(seeded: Bool, _ body: (BenchServer) async throws -> [BenchRecord]) async throws -> [BenchRecord] {
@@ -118,9 +131,7 @@ struct EndToEndBench {
             let path = scratch.path("full-pull-\(encrypted)-\(run).db")
             if let previous = pulled[encrypted] { KeyToolBench.removeStore(at: URL(fileURLWithPath: previous)) }
             pulled[encrypted] = path
-            let cpu = server.cpuSeconds
-            var sample = BenchSample(try await child(.fullPull, store: path, encrypted: encrypted, server: server.url, count: n))
-            sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+            let sample = try await sample(.fullPull, store: path, encrypted: encrypted, server: server, count: n)
             guard sample.items == n else { throw BenchError("the full pull applied \(sample.items) items, not \(n)") }
             return sample
         }
@@ -144,10 +155,7 @@ struct EndToEndBench {
                     bench.progress("full pull of \(n) items with one observer, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
                     let path = scratch.path("observed-pull-\(encrypted)-\(run).db")
                     defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
-                    let cpu = server.cpuSeconds
-                    let report = try await child(.observedPull, store: path, encrypted: encrypted, server: server.url, count: n)
-                    var sample = BenchSample(report)
-                    sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+                    let sample = try await sample(.observedPull, store: path, encrypted: encrypted, server: server, count: n)
                     guard sample.items == n else { throw BenchError("the observed pull applied \(sample.items) items, not \(n)") }
                     samples.append(sample)
                 }
@@ -170,9 +178,7 @@ struct EndToEndBench {
                     let copy = scratch.path("incremental-\(encrypted)-\(run).db")
                     defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: copy)) }
                     try FileManager.default.copyItem(atPath: pulled[encrypted] ?? "", toPath: copy)
-                    let cpu = server.cpuSeconds
-                    var sample = BenchSample(try await child(.incrementalPull, store: copy, encrypted: encrypted, server: server.url, count: n))
-                    sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
+                    let sample = try await sample(.incrementalPull, store: copy, encrypted: encrypted, server: server, count: n)
                     guard sample.items >= changed else {
                         throw BenchError("the incremental pull applied \(sample.items) items for \(changed) changed")
                     }
@@ -200,17 +206,11 @@ struct EndToEndBench {
                 let path = scratch.path("push-\(encrypted)-\(run).db")
                 defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
                 bench.progress("push of \(m) inserts, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
-                let cpu = server.cpuSeconds
-                var sample = BenchSample(try await child(.pushInserts, store: path, encrypted: encrypted, server: server.url, count: m))
-                sample.serverCPUSeconds = difference(cpu, server.cpuSeconds)
-                inserts.append(sample)
+                inserts.append(try await sample(.pushInserts, store: path, encrypted: encrypted, server: server, count: m))
                 guard selected.contains(.pushUpdates) else { continue }
                 // The store that pushed the inserts holds M items the server knows: update them.
                 bench.progress("push of \(m) updates, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pushRuns)")
-                let before = server.cpuSeconds
-                var update = BenchSample(try await child(.pushUpdates, store: path, encrypted: encrypted, server: server.url, count: m))
-                update.serverCPUSeconds = difference(before, server.cpuSeconds)
-                updates.append(update)
+                updates.append(try await sample(.pushUpdates, store: path, encrypted: encrypted, server: server, count: m))
             }
             if selected.contains(.pushInserts) {
                 records.append(
