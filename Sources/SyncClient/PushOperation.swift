@@ -59,6 +59,8 @@ public final class PushOperation: Sendable {
         var isPushCancelled = false
         var lastResponse: SyncResponse?
         var mayHaveReachedServer: Bool
+        /// The answer the first send takes instead of sending (the operation's batch result).
+        var answer: SyncResponse?
     }
 
     /// The queued operation (kind, table, item id, queue position).
@@ -67,11 +69,17 @@ public final class PushOperation: Sendable {
     private let connection: ServiceConnection
     private let run: RunHandle
 
-    /// - Parameter mayHaveReachedServer: whether an earlier attempt may have been applied (it was
-    ///   sent and its outcome never recorded, or it got no answer, a 408 or a 5xx).
-    init(operation: TableOperation, item: JSONObject, mayHaveReachedServer: Bool, connection: ServiceConnection, run: RunHandle) {
+    /// - Parameters:
+    ///   - mayHaveReachedServer: whether an earlier attempt may have been applied (it was sent
+    ///     and its outcome never recorded, or it got no answer, a 408 or a 5xx).
+    ///   - answer: the server's answer to this operation already received in a batch: the first
+    ///     ``execute()`` reads it instead of sending.
+    init(
+        operation: TableOperation, item: JSONObject, mayHaveReachedServer: Bool, connection: ServiceConnection, run: RunHandle,
+        answer: SyncResponse? = nil
+    ) {
         self.operation = operation
-        self.state = Mutex(State(item: item, mayHaveReachedServer: mayHaveReachedServer))
+        self.state = Mutex(State(item: item, mayHaveReachedServer: mayHaveReachedServer, answer: answer))
         self.connection = connection
         self.run = run
     }
@@ -122,14 +130,21 @@ public final class PushOperation: Sendable {
     ///   ``SyncError/malformedServerResponse``, ``SyncError/transportFailed`` or
     ///   ``SyncError/cancelled``.
     public func execute() async throws -> JSONObject? {
-        let item = self.item
-        let request = try makeRequest(item: item)
+        let (item, answer) = state.withLock { state in
+            defer { state.answer = nil }
+            return (state.item, state.answer)
+        }
         let response: SyncResponse
-        do {
-            response = try await connection.send(request, run: run)
-        } catch let error as SyncError where error == .transportFailed {
-            state.withLock { $0.mayHaveReachedServer = true }
-            throw error
+        if let answer {
+            response = answer
+        } else {
+            let request = try makeRequest(item: item)
+            do {
+                response = try await connection.send(request, run: run)
+            } catch let error as SyncError where error == .transportFailed {
+                state.withLock { $0.mayHaveReachedServer = true }
+                throw error
+            }
         }
         state.withLock { state in
             state.lastResponse = response

@@ -47,13 +47,17 @@ struct ServiceConnection: Sendable {
 
     /// The URL of `/tables/{table}[/{id}]` with query items (names and values are encoded here).
     func tableURL(_ table: String, id: String? = nil, query: [(String, String)] = []) throws -> URL {
+        try url(["tables", table] + (id.map { [$0] } ?? []), query: query)
+    }
+
+    /// The URL of a path under the service URL, each segment encoded, with query items.
+    func url(_ segments: [String], query: [(String, String)] = []) throws -> URL {
         guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true) else {
             throw SyncError(.invalidURL, reason: "The service URL cannot be parsed.")
         }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }
-        path += "/tables/" + Self.encodePathSegment(table)
-        if let id { path += "/" + Self.encodePathSegment(id) }
+        for segment in segments { path += "/" + Self.encodePathSegment(segment) }
         components.percentEncodedPath = path
         components.percentEncodedQuery =
             query.isEmpty

@@ -27,53 +27,118 @@ extension SyncContext {
     }
 
     /// The push itself, for callers that already run exclusively (pull's implicit push).
+    ///
+    /// The store is written once per `pushBatch` operations, not twice per operation: one
+    /// transaction records the answers of the operations sent since the last one and claims the
+    /// next operations, marking each attempted before any of them is sent (an operation is in
+    /// flight from its claim: the in-flight rule covers it). A crash leaves the answered but
+    /// unrecorded operations attempted, and the next push settles them. Operations claimed and
+    /// never sent (the push stopped first) go back to the state they had.
     func runPush(_ run: RunHandle) async throws {
         let total = try await read { try $0.operationCount(table: nil) }
         emit(.pushStarted(operations: total))
         logger.debug("Push started", metadata: ["operations": "\(total)"])
         var last: Int64 = 0
-        var succeeded = 0
-        var failed = 0
+        var tally = PushTally()
         var abort: SyncError?
+        var claimed: [ClaimedOperation] = []  // claimed and not sent yet, the next one last
+        var answered: [AnsweredOperation] = []  // sent, the answer not recorded yet
+        var limit = 1
+        do {
+            limit = try await batchLimit(run: run)
+        } catch {
+            abort = Self.requestAbort(error)
+        }
         while abort == nil {
             if run.isCancelled {
                 abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
                 break
             }
-            let claimed: ClaimedOperation?
-            let after = last
-            do {
-                claimed = try await write { try PushSteps.claim(after: after, in: $0) }
-            } catch {
-                abort = Self.storeAbort(error)
-                break
-            }
-            guard let claimed else { break }
-            last = claimed.record.id
-            checkpoint?(.pushClaimed)
-            let outcome = await pushOne(claimed, connection: connection, run: run)
-            checkpoint?(.pushSent)
-            do {
-                switch outcome {
-                case .success(let item):
-                    try await write { try PushSteps.recordSuccess(claimed.record, result: item, in: $0) }
-                    succeeded += 1
-                    emit(.operationPushed(table: claimed.record.table, itemId: claimed.record.itemId, kind: claimed.record.kind, succeeded: true))
-                    if run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
-                case .failure(let failure):
-                    try await write { try PushSteps.recordFailure(claimed.record, failure, in: $0) }
-                    failed += 1
-                    emit(.operationPushed(table: claimed.record.table, itemId: claimed.record.itemId, kind: claimed.record.kind, succeeded: false))
-                case .abort(let error):
-                    abort = error
+            if claimed.isEmpty {
+                let (settled, after, most) = (answered, last, max(Self.pushBatch, limit))
+                do {
+                    claimed = try await write { writer in
+                        try PushSteps.record(settled, in: writer)
+                        return try PushSteps.claim(after: after, limit: most, in: writer)
+                    }
+                } catch {
+                    abort = Self.storeAbort(error)
+                    break
                 }
-            } catch {
-                abort = Self.storeAbort(error)
+                report(answered, into: &tally)
+                answered = []
+                guard let newest = claimed.last else { break }
+                last = newest.record.id
+                claimed.reverse()
+            }
+            guard let next = claimed.popLast() else { break }
+            var group = [next]
+            while limit > 1, group.count < limit, next.item != nil, let following = claimed.last, following.item != nil,
+                following.record.table == next.record.table
+            {
+                group.append(following)
+                claimed.removeLast()
+            }
+            if group.count > 1 {
+                for _ in group { checkpoint?(.pushClaimed) }
+                if let outcomes = await pushBatch(group, run: run) {
+                    for _ in group { checkpoint?(.pushSent) }
+                    for (sent, outcome) in zip(group, outcomes) where abort == nil {
+                        switch outcome {
+                        case .success(let item): answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
+                        case .failure(let failure): answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
+                        case .abort(let error): abort = error
+                        }
+                    }
+                    if abort == nil, run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
+                    continue
+                }
+                // The server has no batch route: nothing was applied; one request each from here.
+                limit = 1
+                claimed.append(contentsOf: group.dropFirst().reversed())
+            }
+            checkpoint?(.pushClaimed)
+            let outcome = await pushOne(next, connection: connection, run: run)
+            checkpoint?(.pushSent)
+            switch outcome {
+            case .success(let item):
+                answered.append(AnsweredOperation(sent: next.record, outcome: .success(item)))
+                if run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
+            case .failure(let failure):
+                answered.append(AnsweredOperation(sent: next.record, outcome: .failure(failure)))
+            case .abort(let error):
+                abort = error
             }
         }
-        emit(.pushFinished(succeeded: succeeded, failed: failed))
-        logger.debug("Push finished", metadata: ["succeeded": "\(succeeded)", "failed": "\(failed)"])
+        if !answered.isEmpty || !claimed.isEmpty {
+            let (settled, unsent) = (answered, claimed)
+            do {
+                try await write { writer in
+                    try PushSteps.record(settled, in: writer)
+                    try PushSteps.release(unsent, in: writer)
+                }
+                report(answered, into: &tally)
+            } catch {
+                abort = abort ?? Self.storeAbort(error)
+            }
+        }
+        emit(.pushFinished(succeeded: tally.succeeded, failed: tally.failed))
+        logger.debug("Push finished", metadata: ["succeeded": "\(tally.succeeded)", "failed": "\(tally.failed)"])
         try await finishPush(abort: abort)
+    }
+
+    /// The operations a push claims (and whose answers it records) per store transaction.
+    static let pushBatch = 64
+
+    /// Counts and announces recorded answers.
+    private func report(_ answered: [AnsweredOperation], into tally: inout PushTally) {
+        for answer in answered {
+            let succeeded: Bool
+            if case .success = answer.outcome { succeeded = true } else { succeeded = false }
+            if succeeded { tally.succeeded += 1 } else { tally.failed += 1 }
+            let sent = answer.sent
+            emit(.operationPushed(table: sent.table, itemId: sent.itemId, kind: sent.kind, succeeded: succeeded))
+        }
     }
 
     /// Reports the stored operation errors: attached to the abort error, or after the handler's
@@ -100,14 +165,22 @@ extension SyncContext {
         throw SyncError(.pushCompletedWithErrors, reason: "Not all operations completed successfully.", operationErrors: errors)
     }
 
-    private enum Outcome: Sendable {
+    /// How one sent operation ended, before it is recorded.
+    enum Outcome: Sendable {
         case success(JSONObject?)
         case failure(PushFailure)
         case abort(SyncError)
     }
 
+    /// Operations pushed and recorded so far.
+    private struct PushTally {
+        var succeeded = 0
+        var failed = 0
+    }
+
     /// Sends one operation through the conflict handler (or directly) and classifies the result.
-    private func pushOne(_ claimed: ClaimedOperation, connection: ServiceConnection, run: RunHandle) async -> Outcome {
+    /// With `answer` (the operation's result in a batch), its first send is that answer.
+    func pushOne(_ claimed: ClaimedOperation, connection: ServiceConnection, run: RunHandle, answer: SyncResponse? = nil) async -> Outcome {
         let record = claimed.record
         guard let item = claimed.item else {
             let missing = SyncError(.invalidItem, reason: "The item is missing from the local table.")
@@ -115,7 +188,7 @@ extension SyncContext {
         }
         let operation = PushOperation(
             operation: TableOperation(record), item: item, mayHaveReachedServer: claimed.mayHaveReachedServer, connection: connection,
-            run: run)
+            run: run, answer: answer)
         do {
             let result: JSONObject?
             if let conflictHandler {
@@ -147,6 +220,21 @@ extension SyncContext {
         }
     }
 
+    /// The abort for a request of the push's own (not an operation's) that got no usable answer.
+    static func requestAbort(_ error: any Error) -> SyncError {
+        let code = (error as? SyncError)?.code
+        if code == .transportFailed {
+            return SyncError(.pushAbortedByNetwork, reason: "The server could not be reached.", underlying: error)
+        }
+        if code == .authenticationRequired {
+            return SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401)
+        }
+        if code == .cancelled || code == .pushCancelled || error is CancellationError {
+            return SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error)
+        }
+        return SyncError(.pushAbortedByNetwork, reason: "The server's answer could not be used.", underlying: error)
+    }
+
     static func storeAbort(_ error: any Error) -> SyncError {
         if let error = error as? SyncError, error.isPushAbort { return error }
         return SyncError(.pushAbortedByLocalStore, reason: "The local store failed during the push.", underlying: error)
@@ -159,9 +247,26 @@ struct ClaimedOperation: Sendable {
     /// The current row (insert, update) or the item kept with a delete; `nil` when the row of an
     /// insert or update is missing.
     let item: JSONObject?
-    /// Whether an earlier attempt may have been applied: the operation was already marked
-    /// attempted when claimed (sent, and no outcome recorded since).
-    let mayHaveReachedServer: Bool
+    /// The state the operation had before the claim (attempted: an earlier attempt was sent
+    /// and no outcome recorded since, so it may have been applied).
+    let previousState: TableOperationRecord.State
+
+    /// Whether an earlier attempt may have been applied.
+    var mayHaveReachedServer: Bool { previousState == .attempted }
+}
+
+/// A sent operation and its answer, to be recorded.
+struct AnsweredOperation: Sendable {
+    enum Outcome: Sendable {
+        /// The server accepted it: its item (or `nil`).
+        case success(JSONObject?)
+        /// It failed: what to record.
+        case failure(PushFailure)
+    }
+
+    /// The operation as it was claimed and sent.
+    let sent: TableOperationRecord
+    let outcome: Outcome
 }
 
 /// Why one pushed operation failed: what to record in the errors table.
@@ -179,22 +284,48 @@ struct PushFailure: Sendable {
     }
 }
 
-/// The store steps of a push, each one transaction.
+/// The store steps of a push, run inside its write transactions.
 enum PushSteps {
-    /// The first operation after `id`, marked attempted, with the item to send.
-    static func claim(after id: Int64, in writer: any StoreWriter) throws -> ClaimedOperation? {
-        guard var operation = try writer.operation(after: id) else { return nil }
-        let mayHaveReachedServer = operation.state == .attempted
-        let item: JSONObject?
-        switch operation.kind {
-        case .delete: item = operation.item ?? [SystemProperty.id: .string(operation.itemId)]
-        case .insert, .update: item = try writer.lookup(table: operation.table, id: operation.itemId)
+    /// The first `limit` operations after `id`, in queue order, each marked attempted, with the
+    /// items to send.
+    static func claim(after id: Int64, limit: Int, in writer: any StoreWriter) throws -> [ClaimedOperation] {
+        var claimed: [ClaimedOperation] = []
+        var after = id
+        while claimed.count < limit, var operation = try writer.operation(after: after) {
+            after = operation.id
+            let previousState = operation.state
+            let item: JSONObject?
+            switch operation.kind {
+            case .delete: item = operation.item ?? [SystemProperty.id: .string(operation.itemId)]
+            case .insert, .update: item = try writer.lookup(table: operation.table, id: operation.itemId)
+            }
+            if operation.state != .attempted {
+                operation.state = .attempted
+                try writer.updateOperation(operation)
+            }
+            claimed.append(ClaimedOperation(record: operation, item: item, previousState: previousState))
         }
-        if operation.state != .attempted {
-            operation.state = .attempted
-            try writer.updateOperation(operation)
+        return claimed
+    }
+
+    /// Records the answers of sent operations, in the order they were sent.
+    static func record(_ answered: [AnsweredOperation], in writer: any StoreWriter) throws {
+        for answer in answered {
+            switch answer.outcome {
+            case .success(let item): try recordSuccess(answer.sent, result: item, in: writer)
+            case .failure(let failure): try recordFailure(answer.sent, failure, in: writer)
+            }
         }
-        return ClaimedOperation(record: operation, item: item, mayHaveReachedServer: mayHaveReachedServer)
+    }
+
+    /// Gives claimed operations that were never sent back the state they had before the claim
+    /// (an edit made since keeps its own changes; a failure edited since is pending again).
+    static func release(_ unsent: [ClaimedOperation], in writer: any StoreWriter) throws {
+        for claimed in unsent where claimed.previousState != .attempted {
+            guard var current = try writer.operation(id: claimed.record.id), current.state == .attempted else { continue }
+            current.state = current.version == claimed.record.version ? claimed.previousState : .pending
+            try writer.updateOperation(current)
+        }
     }
 
     /// Records a success. If the operation is unchanged since it was sent, it is removed and the

@@ -38,6 +38,10 @@ public actor SyncContext {
     private nonisolated let recordsOwnChanges: Bool
     private nonisolated let current = Mutex<RunHandle?>(nil)
     private var observers: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
+    /// Whether pushes send batches (``setPushBatching(_:)``).
+    var pushBatching = PushBatching.off
+    /// The batch size the server advertised (1: none), once asked.
+    var advertisedBatchLimit: Int?
 
     /// Creates a sync context over a local store, for a client's backend.
     /// - Parameters:
@@ -197,7 +201,8 @@ public enum SyncCheckpoint: String, Sendable, CaseIterable {
     /// A push claimed an operation and marked it attempted; its request is not sent yet.
     case pushClaimed = "push-claimed"
     /// A push sent an operation's request and has its answer (or its failure); nothing about the
-    /// outcome is recorded yet.
+    /// outcome is recorded yet (nor about the operations sent before it since the push last
+    /// wrote the store: answers are recorded a batch at a time).
     case pushSent = "push-sent"
     /// A pull received a page of items; it is not applied yet.
     case pullPage = "pull-page"

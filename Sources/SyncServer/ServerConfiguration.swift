@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable {
     public var logger: Logger
     /// How `GET /changes` streams look for changes and keep the connection open.
     public var changeStream = ChangeStreamSettings()
+    /// The most operations one request of the batch extension may carry (`POST /batch/{table}`,
+    /// advertised by `GET /capabilities`); 0 turns the extension off.
+    public var maxBatchOperations = 100
 
     /// A configuration.
     ///

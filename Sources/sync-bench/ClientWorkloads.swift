@@ -56,6 +56,7 @@ struct ChildWorkload: AsyncParsableCommand {
     @Option var server: String?
     @Option var count: Int
     @Option var pageSize: Int?
+    @Flag var batched = false
 
     func run() async throws {
         let encryption: StoreEncryption = encrypted ? .key(try KeyHandOver.readFromStandardInput()) : .none
@@ -184,6 +185,7 @@ struct ChildWorkload: AsyncParsableCommand {
 
     /// Pushes the queue and checks that every operation went through.
     private func push(_ context: SyncContext) async throws -> ChildReport {
+        if batched { await context.setPushBatching(.automatic) }
         let queued = try await context.pendingOperationsCount
         guard queued == count else { throw BenchError("\(queued) operations are queued, not \(count)") }
         let report = try await measure(items: count) { try await context.push() }

@@ -83,6 +83,7 @@ struct EndToEndBench {
         if encrypted { arguments.append("--encrypted") }
         if let server { arguments += ["--server", server.absoluteString] }
         if let pageSize = bench.pageSize { arguments += ["--page-size", String(pageSize)] }
+        if bench.batchedPush { arguments.append("--batched") }
         var input = encrypted ? KeyHandOver.text(of: key) : []
         defer { for i in input.indices { input[i] = 0 } }
         let output = try await ChildRunner.run(BenchTools.ownExecutable, arguments, input: input, in: scratch)
@@ -199,7 +200,8 @@ struct EndToEndBench {
     private func pushWorkloads(_ server: BenchServer) async throws -> [BenchRecord] {
         var records: [BenchRecord] = []
         let m = bench.operations
-        let suffix = bench.pushDatabase == .memory ? ", server in memory" : ""
+        let requests = bench.batchedPush ? "batched" : "one request each"
+        let suffix = requests + (bench.pushDatabase == .memory ? ", server in memory" : "")
         for encrypted in Self.kinds {
             var inserts: [BenchSample] = [], updates: [BenchSample] = []
             for run in 0..<bench.pushRuns {
@@ -215,13 +217,13 @@ struct EndToEndBench {
             if selected.contains(.pushInserts) {
                 records.append(
                     BenchRecord(
-                        workload: ClientWorkload.pushInserts.rawValue, title: "push of queued inserts (one request each\(suffix))",
+                        workload: ClientWorkload.pushInserts.rawValue, title: "push of queued inserts (\(suffix))",
                         store: Self.kind(encrypted), unit: "ops/s", samples: inserts))
             }
             if selected.contains(.pushUpdates) {
                 records.append(
                     BenchRecord(
-                        workload: ClientWorkload.pushUpdates.rawValue, title: "push of queued updates (one request each\(suffix))",
+                        workload: ClientWorkload.pushUpdates.rawValue, title: "push of queued updates (\(suffix))",
                         store: Self.kind(encrypted), unit: "ops/s", samples: updates))
             }
         }

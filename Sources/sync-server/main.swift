@@ -56,11 +56,17 @@ struct SyncServerCommand: AsyncParsableCommand {
             "How often a GET /changes stream checks the database for writes made through other instances (milliseconds).",
             valueName: "ms"))
     var changePollInterval = 250
+    @Option(
+        help: ArgumentHelp(
+            "The most operations one POST /batch/{table} may carry (the batch extension, advertised by GET /capabilities); 0 turns it off.",
+            valueName: "n"))
+    var maxBatchOperations = 100
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard pageSize > 0 else { throw ValidationError("--page-size must be positive") }
         guard maxTop >= 0 else { throw ValidationError("--max-top must not be negative") }
+        guard (0...10_000).contains(maxBatchOperations) else { throw ValidationError("--max-batch-operations must be 0 to 10000") }
         guard (10...60_000).contains(changePollInterval) else { throw ValidationError("--change-poll-interval must be 10 to 60000 ms") }
         _ = try parsedDatabase()
         _ = try authToken()
@@ -142,6 +148,7 @@ struct SyncServerCommand: AsyncParsableCommand {
             authentication: try await authentication(), perUserTables: try parsedPerUserTables(),
             logger: logger)
         configuration.changeStream.pollInterval = .milliseconds(changePollInterval)
+        configuration.maxBatchOperations = maxBatchOperations
         let host = self.host
         let (app, storage) = try await buildApplication(configuration) { port in
             // Exactly one line on stdout, for scripts and tests to read.

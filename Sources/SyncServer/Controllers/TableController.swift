@@ -19,6 +19,7 @@ struct TableController: Sendable {
         tables.patch(":table/:id") { request, context in try await update(request, context) }
         tables.delete(":table/:id") { request, context in try await delete(request, context) }
         tables.post(":table/:id") { request, context in try await undelete(request, context) }
+        addBatchRoutes(to: router)
     }
 
     // MARK: routes
@@ -95,13 +96,13 @@ struct TableController: Sendable {
 
     /// The rows the request may reach: every row of a shared table; of a per-user table, the
     /// rows of the request's identity, and a 401 without one.
-    private func scope(_ table: String, _ context: ServerRequestContext) throws -> RowScope {
+    func scope(_ table: String, _ context: ServerRequestContext) throws -> RowScope {
         guard configuration.perUserTables.contains(table) else { return .shared }
         guard let subject = context.identity?.subject else { throw TableError.unauthorized }
         return .owner(subject)
     }
 
-    private func tableName(_ context: ServerRequestContext) throws -> String {
+    func tableName(_ context: ServerRequestContext) throws -> String {
         guard let table = context.parameters.get("table"), TableName.isValid(table) else {
             throw TableError.badRequest("Invalid table name")
         }
@@ -118,7 +119,7 @@ struct TableController: Sendable {
     /// The request body as a JSON object, at most `maxBodySize` bytes (413 with a JSON message
     /// beyond). The body must be strict RFC 8259 JSON (``JSONParser``): anything else is a 400
     /// naming the reason and the byte offset, never the body's text.
-    private func body(_ request: Request) async throws -> JSONObject {
+    func body(_ request: Request) async throws -> JSONObject {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.maxBodySize)

@@ -75,7 +75,7 @@ extension SQLiteTableStorage {
         _ sql: SQLFragment, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let stored = try await rows(sql.statement(in: .sqlite), schema).first
+        let stored = try await alone { try await rows(sql.statement(in: .sqlite), schema).first }
         await observer?.write(.finished, table: table, id: id)
         if let stored { return .written(stored) }
         return try await unmet()

@@ -34,6 +34,11 @@ public actor SQLiteTableStorage: TableStorage {
     let clock: StampClock
     /// Schema changes run one at a time (the actor alone would interleave them at each await).
     let schemaGate = AsyncSerialGate()
+    /// Writes and schema changes take turns here while a batch transaction holds it
+    /// (``inTransaction(_:)``), so that no other caller's write joins the batch's transaction.
+    let writeGate = AsyncSerialGate()
+    /// The storage whose batch transaction the current task runs in, if any.
+    @TaskLocal static var transactionOwner: ObjectIdentifier?
 
     /// Opens (or creates) the database, rebuilds the tables of a file made before ids were
     /// folded, and loads the schema.
@@ -130,7 +135,8 @@ public actor SQLiteTableStorage: TableStorage {
             try existing.check(scope)
             if existing.missingColumns(columns).isEmpty { return existing }
         }
-        return try await schemaGate.withTurn { try await changeSchema(table, scope: scope, columns) }
+        // The write gate first, then the schema gate: a batch holds the first while it changes a schema.
+        return try await alone { try await schemaGate.withTurn { try await changeSchema(table, scope: scope, columns) } }
     }
 
     public func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] {
@@ -152,11 +158,38 @@ public actor SQLiteTableStorage: TableStorage {
         return try await rows(sql.statement(in: .sqlite), schema).first
     }
 
+    public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await alone {
+            _ = try await connection.query("BEGIN IMMEDIATE", [])
+            let result: T
+            do {
+                result = try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() }
+            } catch {
+                _ = try? await connection.query("ROLLBACK", [])
+                throw error
+            }
+            do {
+                _ = try await connection.query("COMMIT", [])
+            } catch {
+                _ = try? await connection.query("ROLLBACK", [])
+                throw error
+            }
+            return result
+        }
+    }
+
     public func close() async throws {
         try await connection.close()
     }
 
     // MARK: helpers
+
+    /// Runs a write alone: inside this storage's batch transaction at once, otherwise in its turn
+    /// of the write gate (after a running batch has committed).
+    func alone<T>(_ body: () async throws -> T) async throws -> T {
+        if Self.transactionOwner == ObjectIdentifier(self) { return try await body() }
+        return try await writeGate.withTurn { try await body() }
+    }
 
     /// The schema of `table` if it exists, checked against the scope's kind.
     func scoped(_ table: String, _ scope: RowScope) throws -> TableSchema? {

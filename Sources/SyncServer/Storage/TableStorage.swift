@@ -64,6 +64,16 @@ public import SyncWire
 /// A failure of the engine (its connection, its disk) is thrown as the engine's error; the
 /// server answers 500 and logs it. ``ping()`` is the health check.
 public protocol TableStorage: Sendable {
+    /// Runs a batch of writes (`body`, which calls this storage) as one transaction where the
+    /// engine can: every write of the batch becomes durable at once, at its end. Each write keeps
+    /// its own semantics (its condition, its stamp, its result); writes of other callers wait
+    /// until the transaction ends. An error thrown by `body` undoes the batch's writes.
+    ///
+    /// - Parameter body: The writes.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or the engine's error when the transaction fails.
+    func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
+
     /// Checks that the storage answers (a trivial query).
     ///
     /// - Throws: The engine's error when it does not.
@@ -302,5 +312,17 @@ public enum TableStorageError: Error, Sendable, Hashable, CustomStringConvertibl
                 then start the server again
                 """
         }
+    }
+}
+
+extension TableStorage {
+    /// Runs `body` as it is: each write is its own transaction (an engine without batch
+    /// transactions).
+    ///
+    /// - Parameter body: The writes.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await body()
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+import SyncStore
+import SyncWire
+
+/// Whether a push sends several operations of one table in one request: the batch extension of
+/// the reference server (README, "The batch extension").
+public enum PushBatching: Sendable, Hashable {
+    /// One request per operation (the default, and the only way of the protocol itself).
+    case off
+    /// Batches of consecutive operations of one table when the server advertises the extension
+    /// (`GET /capabilities`, asked once per context); one request per operation otherwise, and
+    /// always while a ``SyncConflictHandler`` is set (it sees each operation's own request).
+    case automatic
+}
+
+extension SyncContext {
+    /// Sets whether later pushes send batches.
+    /// - Parameter batching: ``PushBatching/automatic`` to batch where the server can.
+    public func setPushBatching(_ batching: PushBatching) {
+        pushBatching = batching
+    }
+
+    /// The most operations a push may send in one request: the server's advertised limit, asked
+    /// for once; 1 when batching is off, a conflict handler is set or the server has no batches.
+    /// - Throws: ``SyncError/transportFailed`` (or a cancellation) when the server could not be asked.
+    func batchLimit(run: RunHandle) async throws -> Int {
+        guard pushBatching == .automatic, conflictHandler == nil else { return 1 }
+        if let advertisedBatchLimit { return advertisedBatchLimit }
+        let request = try connection.request(.get, url: try connection.url(["capabilities"]), features: [.offline])
+        let response = try await connection.send(request, run: run)
+        var limit = 1
+        if response.statusCode == 200, let capabilities = ServiceConnection.item(from: response),
+            case .object(let batch)? = capabilities["batch"], let most = batch["maxOperations"]?.intValue, most > 1
+        {
+            limit = Int(most)
+        }
+        advertisedBatchLimit = limit
+        return limit
+    }
+
+    /// Sends `group` (consecutive operations of one table, each with its item) in one batch
+    /// request and classifies each operation's result as ``pushOne(_:connection:run:answer:)``
+    /// classifies a single answer.
+    /// - Returns: one outcome per operation in order; `nil` when the server has no batch route
+    ///   (404 or 405: nothing was applied, send them one at a time); a single abort when no
+    ///   result can be read (no answer, a 401, a cancelled push, an unreadable answer): every
+    ///   operation of the group stays attempted and the next push settles them.
+    func pushBatch(_ group: [ClaimedOperation], run: RunHandle) async -> [Outcome]? {
+        let response: SyncResponse
+        do {
+            response = try await connection.send(try batchRequest(group), run: run)
+        } catch {
+            return [.abort(Self.requestAbort(error))]
+        }
+        switch response.statusCode {
+        case 404, 405:
+            advertisedBatchLimit = 1
+            return nil
+        case 401:
+            return [.abort(SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401))]
+        case 200:
+            guard let answers = Self.batchAnswers(response), answers.count == group.count else {
+                return [.abort(SyncError(.pushAbortedByNetwork, reason: "The server's batch answer could not be read."))]
+            }
+            var outcomes: [Outcome] = []
+            for (claimed, answer) in zip(group, answers) {
+                outcomes.append(await pushOne(claimed, connection: connection, run: run, answer: answer))
+            }
+            return outcomes
+        default:
+            // The batch as a whole was refused or failed: each operation had that answer.
+            var outcomes: [Outcome] = []
+            for claimed in group { outcomes.append(await pushOne(claimed, connection: connection, run: run, answer: response)) }
+            return outcomes
+        }
+    }
+
+    /// `POST /batch/{table}` with `{"operations": [...]}`: each operation as its own request
+    /// would carry it (method, id, body, `If-Match`).
+    private func batchRequest(_ group: [ClaimedOperation]) throws -> SyncRequest {
+        var operations: [JSONValue] = []
+        operations.reserveCapacity(group.count)
+        for claimed in group {
+            let record = claimed.record
+            let item = claimed.item ?? [:]
+            var operation: JSONObject = [:]
+            switch record.kind {
+            case .insert:
+                operation["method"] = "POST"
+            case .update:
+                operation["method"] = "PATCH"
+                operation["id"] = .string(record.itemId)
+            case .delete:
+                operation["method"] = "DELETE"
+                operation["id"] = .string(record.itemId)
+            }
+            if record.kind != .delete { operation["item"] = .object(PushOperation.wireBody(item, id: record.itemId)) }
+            if record.kind != .insert, let version = item[SystemProperty.version]?.stringValue {
+                operation["ifMatch"] = .string(ETag.quote(version))
+            }
+            operations.append(.object(operation))
+        }
+        let url = try connection.url(["batch", group.first?.record.table ?? ""])
+        return try connection.request(.post, url: url, body: ["operations": .array(operations)], features: [.untypedTable, .offline])
+    }
+
+    /// Each result of a batch answer as the response its own request would have had (status,
+    /// `ETag`, JSON body); `nil` when the answer is not of that form.
+    private static func batchAnswers(_ response: SyncResponse) -> [SyncResponse]? {
+        guard let answer = try? JSONCoding.decode(JSONObject.self, from: response.body), case .array(let results)? = answer["results"] else {
+            return nil
+        }
+        var answers: [SyncResponse] = []
+        answers.reserveCapacity(results.count)
+        for result in results {
+            guard case .object(let result) = result, let status = result["status"]?.intValue, (100..<600).contains(status) else { return nil }
+            var headers: [String: String] = [:]
+            if let etag = result["etag"]?.stringValue { headers[WireHeader.eTag] = etag }
+            var body = Data()
+            if let content = result["body"], !content.isNull {
+                guard let encoded = try? JSONCoding.encode(content) else { return nil }
+                body = encoded
+            }
+            answers.append(SyncResponse(statusCode: Int(status), headers: headers, body: body))
+        }
+        return answers
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SyncWire
+
+/// The batch extension (README, "The batch extension"): `GET /capabilities` says whether the
+/// server takes batches and how large, `POST /batch/{table}` applies up to that many writes of
+/// one table in one request and answers each one as its own request would have been answered.
+extension TableController {
+    func addBatchRoutes(to router: Router<ServerRequestContext>) {
+        router.get("capabilities") { _, _ in try capabilities() }
+        guard configuration.maxBatchOperations > 0 else { return }
+        let batches = router.group("batch")
+        batches.add(middleware: AuthenticationMiddleware(authentication: configuration.authentication))
+        batches.add(middleware: APIVersionMiddleware())
+        batches.post(":table") { request, context in try await batch(request, context) }
+    }
+
+    /// `{"batch": {"maxOperations": K}}`, or `{}` when batches are turned off.
+    func capabilities() throws -> Response {
+        var capabilities: JSONObject = [:]
+        if configuration.maxBatchOperations > 0 {
+            capabilities[BatchWire.batch] = .object([BatchWire.maxOperations: .int(Int64(configuration.maxBatchOperations))])
+        }
+        return try JSONResponse.make(capabilities)
+    }
+
+    /// Applies the batch's operations in order, in one storage transaction, each through the
+    /// same ``TableService`` call as its single route; answers `{"results": [...]}`, one result
+    /// per operation in order. A batch that is not well formed is a 400 and nothing is written.
+    func batch(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let table = try tableName(context)
+        let scope = try scope(table, context)
+        let operations = try BatchOperation.parse(try await body(request), limit: configuration.maxBatchOperations)
+        let service = self.service
+        let results = try await service.storage.inTransaction {
+            var results: [JSONValue] = []
+            results.reserveCapacity(operations.count)
+            for operation in operations {
+                results.append(.object(try await operation.apply(service, table: table, scope: scope)))
+            }
+            return results
+        }
+        return try JSONResponse.make([BatchWire.results: JSONValue.array(results)] as JSONObject)
+    }
+}
+
+/// The names of the batch extension's JSON members.
+enum BatchWire {
+    static let batch = "batch"
+    static let maxOperations = "maxOperations"
+    static let operations = "operations"
+    static let results = "results"
+    static let method = "method"
+    static let id = "id"
+    static let item = "item"
+    static let ifMatch = "ifMatch"
+    static let status = "status"
+    static let etag = "etag"
+    static let body = "body"
+}
+
+/// One write of a batch, checked for its form before any is applied.
+struct BatchOperation: Sendable {
+    enum Method: String, Sendable {
+        case insert = "POST", update = "PATCH", delete = "DELETE"
+    }
+
+    let method: Method
+    /// The id of an update or delete (an insert's id is in its item).
+    let id: String?
+    let item: JSONObject
+    let ifMatch: String?
+
+    /// The operations of a batch body; a 400 naming the first problem when it is not well formed.
+    static func parse(_ body: JSONObject, limit: Int) throws -> [BatchOperation] {
+        guard body.keys.allSatisfy({ $0 == BatchWire.operations }), case .array(let entries)? = body[BatchWire.operations] else {
+            throw TableError.badRequest("A batch is an object with one member, operations: an array of operations")
+        }
+        guard (1...limit).contains(entries.count) else {
+            throw TableError.badRequest("A batch holds 1 to \(limit) operations, not \(entries.count)")
+        }
+        return try entries.enumerated().map { index, entry in
+            guard case .object(let entry) = entry else { throw TableError.badRequest("Operation \(index) is not an object") }
+            return try BatchOperation(entry, index: index)
+        }
+    }
+
+    private init(_ entry: JSONObject, index: Int) throws {
+        let known: Set = [BatchWire.method, BatchWire.id, BatchWire.item, BatchWire.ifMatch]
+        guard entry.keys.allSatisfy(known.contains) else {
+            throw TableError.badRequest("Operation \(index) has members other than method, id, item and ifMatch")
+        }
+        guard case .string(let name)? = entry[BatchWire.method], let method = Method(rawValue: name) else {
+            throw TableError.badRequest("Operation \(index) needs a method: POST, PATCH or DELETE")
+        }
+        self.method = method
+        switch entry[BatchWire.id] {
+        case nil where method == .insert: id = nil
+        case .string(let id)? where method != .insert && ItemID.isValid(id): self.id = id
+        default:
+            throw TableError.badRequest(
+                method == .insert ? "Operation \(index) (POST) carries its id in its item" : "Operation \(index) needs a valid item id")
+        }
+        switch entry[BatchWire.item] {
+        case .object(let item)? where method != .delete: self.item = item
+        case nil where method == .delete: item = [:]
+        default:
+            throw TableError.badRequest(
+                method == .delete ? "Operation \(index) (DELETE) has no item" : "Operation \(index) needs an item (a JSON object)")
+        }
+        switch entry[BatchWire.ifMatch] {
+        case nil: ifMatch = nil
+        case .string(let tag)? where method != .insert: ifMatch = tag
+        default: throw TableError.badRequest("Operation \(index): ifMatch is a string, for PATCH and DELETE only")
+        }
+    }
+
+    /// Applies the operation as its single route does and returns its result: the status, the
+    /// `ETag` and the body that route would have answered.
+    func apply(_ service: TableService, table: String, scope: RowScope) async throws -> JSONObject {
+        do {
+            switch method {
+            case .insert: return Self.result(.created, item: try await service.insert(table: table, scope: scope, item: item))
+            case .update:
+                let changes = try await service.update(table: table, id: id ?? "", scope: scope, changes: item, ifMatch: ifMatch)
+                return Self.result(.ok, item: changes)
+            case .delete:
+                return Self.result(.ok, item: try await service.delete(table: table, id: id ?? "", scope: scope, ifMatch: ifMatch))
+            }
+        } catch let error as TableError {
+            if let item = error.item { return Self.result(error.status, item: item) }
+            return [BatchWire.status: .int(Int64(error.status.code)), BatchWire.body: .object(["error": .string(error.message)])]
+        }
+    }
+
+    /// A result with an item as its body and the item's version as its `ETag`.
+    private static func result(_ status: HTTPResponse.Status, item: JSONObject) -> JSONObject {
+        var result: JSONObject = [BatchWire.status: .int(Int64(status.code)), BatchWire.body: .object(item)]
+        if case .string(let version)? = item[SystemProperty.version] { result[BatchWire.etag] = .string(ETag.quote(version)) }
+        return result
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import SyncClient
+import SyncStore
+import SyncTestSupport
+import SyncWire
+import Testing
+
+/// Pushes with the batch extension (``PushBatching/automatic``): consecutive operations of one
+/// table in one request, each result recorded as its own request's answer would be; the queue,
+/// crash safety and the fallback to one request per operation.
+@Suite struct BatchPushTests {
+    static let stamp = "2003-03-03T03:03:03.003Z"
+
+    /// Scripts `GET /capabilities` advertising batches of `most` operations.
+    static func enqueueCapabilities(_ f: ClientFixture, most: Int = 100) {
+        f.transport.enqueue(status: 200, json: ["batch": ["maxOperations": .int(Int64(most))]])
+    }
+
+    /// Scripts a batch answer: `result` gives each operation's result from its index and entry.
+    static func enqueueBatch(_ f: ClientFixture, result: @escaping @Sendable (Int, JSONObject) -> JSONObject = { _, entry in created(entry) }) {
+        f.transport.enqueue { request in
+            let entries = request.jsonObject?["operations"]?.arrayValue ?? []
+            let results = entries.enumerated().map { index, entry in JSONValue.object(result(index, entry.objectValue ?? [:])) }
+            return SyncResponse(statusCode: 200, body: try JSONCoding.encode(["results": JSONValue.array(results)] as JSONObject))
+        }
+    }
+
+    /// The success a server answers an insert or update with: the item, stamped, version `v`.
+    static func created(_ entry: JSONObject, version: String = "v1") -> JSONObject {
+        var item = entry["item"]?.objectValue ?? ["id": entry["id"] ?? nil]
+        item["version"] = .string(version)
+        item["createdAt"] = .string(stamp)
+        item["updatedAt"] = .string(stamp)
+        return ["status": entry["method"] == "POST" ? 201 : 200, "etag": .string("\"\(version)\""), "body": .object(item)]
+    }
+
+    static func operations(of request: SyncRequest) -> [JSONObject] {
+        request.jsonObject?["operations"]?.arrayValue?.compactMap(\.objectValue) ?? []
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func consecutiveOperationsOfATableGoInOneRequestInQueueOrder(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            try await f.store.upsert(table: "todo", items: [todo("old", "kept", version: "v0"), todo("gone", "bye", version: "v0")])
+            for id in ["a", "b"] { try await f.table().insert(todo(id, "new \(id)")) }
+            try await f.table().update(todo("old", "edited", version: "v0"))
+            try await f.table("notes").insert(todo("n", "a note"))
+            try await f.table().delete(id: "gone")
+            try await f.table().insert(todo("c", "new c"))
+            Self.enqueueCapabilities(f)
+            Self.enqueueBatch(f)
+            f.transport.enqueueEcho()
+            Self.enqueueBatch(f)
+            try await f.context.push()
+            let requests = f.transport.requests
+            #expect(requests.map(\.line) == ["GET /app/capabilities", "POST /app/batch/todo", "POST /app/tables/notes", "POST /app/batch/todo"])
+            let first = Self.operations(of: requests[1])
+            #expect(first.map { $0["method"] } == ["POST", "POST", "PATCH"])
+            #expect(first.map { $0["id"] ?? $0["item"]?.objectValue?["id"] } == ["a", "b", "old"])
+            #expect(first[2]["ifMatch"] == "\"v0\"" && first[2]["item"]?.objectValue?["text"] == "edited")
+            #expect(first[2]["item"]?.objectValue?["version"] == nil, "system properties are not sent")
+            let last = Self.operations(of: requests[3])
+            #expect(last.map { $0["method"] } == ["DELETE", "POST"])
+            #expect(last[0] == ["method": "DELETE", "id": "gone", "ifMatch": "\"v0\""])
+            #expect(try await f.context.pendingOperationsCount == 0)
+            #expect(try await f.row("a")?["version"] == "v1")
+            #expect(try await f.row("old")?["text"] == "edited")
+            #expect(try await f.row("c")?["updatedAt"] == .string(Self.stamp))
+            // the capabilities are asked for once per context
+            try await f.table().insert(todo("d", "one more"))
+            try await f.table().insert(todo("e", "and another"))
+            Self.enqueueBatch(f)
+            try await f.context.push()
+            #expect(f.transport.requests.map(\.line).suffix(1) == ["POST /app/batch/todo"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aConflictInsideABatchIsRecordedAndTheOthersAreApplied(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            for id in ["a", "b", "c"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            Self.enqueueCapabilities(f)
+            Self.enqueueBatch(f) { index, entry in
+                guard index == 1 else { return Self.created(entry) }
+                let theirs: JSONObject = ["id": "b", "text": "theirs", "version": "s9", "updatedAt": .string(Self.stamp)]
+                return ["status": 409, "etag": "\"s9\"", "body": .object(theirs)]
+            }
+            let error = await #expect(throws: SyncError.self) { try await f.context.push() }
+            #expect(error == .pushCompletedWithErrors)
+            let failed = try #require(error?.operationErrors.first)
+            #expect(error?.operationErrors.count == 1)
+            #expect(failed.itemId == "b" && failed.statusCode == 409 && failed.serverItem?["text"] == "theirs")
+            #expect(failed.serverItem?["version"] == "s9")
+            #expect(try await f.operations().map(\.itemId) == ["b"])
+            #expect(try await f.operations().first?.state == .failed)
+            #expect(try await f.row("a")?["version"] == "v1")
+            #expect(try await f.row("c")?["version"] == "v1")
+            #expect(try await f.row("b")?["text"] == "mine b")
+            #expect(f.transport.requests.count == 2)
+        }
+    }
+
+    /// No answer (or a 401) to a batch: nothing is recorded, every operation of the batch stays
+    /// attempted, and the next push settles them (the server had applied them).
+    @Test(arguments: StoreKind.allCases, [false, true])
+    func aBatchWithoutAnAnswerIsSettledByTheNextPush(kind: StoreKind, unauthorized: Bool) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            for id in ["a", "b", "c"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            Self.enqueueCapabilities(f)
+            if unauthorized { f.transport.enqueue(status: 401, json: ["error": "Unauthorized"]) } else { f.transport.enqueueNetworkError() }
+            let error = await #expect(throws: SyncError.self) { try await f.context.push() }
+            #expect(error == (unauthorized ? SyncError.pushAbortedByAuthentication : SyncError.pushAbortedByNetwork))
+            #expect(try await f.storedErrors().isEmpty)
+            #expect(try await f.operations().map(\.state) == [.attempted, .attempted, .attempted])
+            #expect(try await f.row("a")?["version"] == nil)
+            // The server had applied them: each insert is answered 409 with what was sent.
+            Self.enqueueBatch(f) { _, entry in
+                var stored = Self.created(entry, version: "s1")
+                stored["status"] = 409
+                return stored
+            }
+            try await f.context.push()
+            #expect(try await f.context.pendingOperationsCount == 0)
+            #expect(try await f.storedErrors().isEmpty)
+            #expect(try await f.row("b")?["version"] == "s1")
+            #expect(f.transport.requests.map(\.line).suffix(2) == ["POST /app/batch/todo", "POST /app/batch/todo"])
+        }
+    }
+
+    /// A server without the extension: no capability (404) or no batch route (404, 405); one
+    /// request per operation, as without batching.
+    @Test(arguments: StoreKind.allCases, ["no capabilities", "no route 404", "no route 405"])
+    func aServerWithoutTheExtensionGetsOneRequestPerOperation(kind: StoreKind, server: String) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            for id in ["a", "b"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            if server == "no capabilities" {
+                f.transport.enqueue(status: 404, json: ["error": "Not Found"])
+            } else {
+                Self.enqueueCapabilities(f)
+                f.transport.enqueue(status: server.hasSuffix("404") ? 404 : 405, body: Data())
+            }
+            f.transport.enqueueEcho()
+            f.transport.enqueueEcho()
+            try await f.context.push()
+            let lines = f.transport.requests.map(\.line)
+            let probe = server == "no capabilities" ? ["GET /app/capabilities"] : ["GET /app/capabilities", "POST /app/batch/todo"]
+            #expect(lines == probe + ["POST /app/tables/todo", "POST /app/tables/todo"])
+            #expect(try await f.context.pendingOperationsCount == 0)
+            // and it is not asked again
+            for id in ["c", "d"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            f.transport.enqueueEcho()
+            f.transport.enqueueEcho()
+            try await f.context.push()
+            #expect(f.transport.requests.map(\.line).suffix(2) == ["POST /app/tables/todo", "POST /app/tables/todo"])
+            #expect(f.transport.requests.count == lines.count + 2)
+        }
+    }
+
+    /// Operations a push claimed and never sent (it stopped first) are pending again; the one
+    /// sent without an answer stays attempted.
+    @Test(arguments: StoreKind.allCases)
+    func operationsClaimedButNotSentGoBackToPending(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            for id in ["a", "b", "c"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            f.transport.enqueueEcho()
+            f.transport.enqueueNetworkError()
+            await #expect(throws: SyncError.pushAbortedByNetwork) { try await f.context.push() }
+            #expect(try await f.operations().map(\.itemId) == ["b", "c"])
+            #expect(try await f.operations().map(\.state) == [.attempted, .pending])
+            #expect(try await f.row("a")?["version"] == "1")
+        }
+    }
+
+    /// With a conflict handler, each operation has its own request (the handler sees it).
+    @Test(arguments: StoreKind.allCases)
+    func aConflictHandlerKeepsOneRequestPerOperation(kind: StoreKind) async throws {
+        struct PassThrough: SyncConflictHandler {}
+        try await withClient(kind, handler: PassThrough()) { f in
+            await f.context.setPushBatching(.automatic)
+            for id in ["a", "b"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            f.transport.enqueueEcho()
+            f.transport.enqueueEcho()
+            try await f.context.push()
+            #expect(f.transport.requests.map(\.line) == ["POST /app/tables/todo", "POST /app/tables/todo"])
+        }
+    }
+}

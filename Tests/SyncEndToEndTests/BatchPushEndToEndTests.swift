@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import SyncClient
+import SyncServer
+import SyncStore
+import SyncTestSupport
+import SyncWire
+import Testing
+
+/// Batched pushes over real HTTP against the real server on 127.0.0.1, on both kinds of store:
+/// the same outcomes as one request per operation, and the fallback against a server without
+/// the extension.
+@Suite struct BatchPushEndToEndTests {
+    static func server(maxBatchOperations: Int) async throws -> RunningServer {
+        var logger = Logger(label: "e2e-batch")
+        logger.logLevel = .critical
+        var configuration = ServerConfiguration(port: 0, logger: logger)
+        configuration.maxBatchOperations = maxBatchOperations
+        return try await RunningServer.start(configuration)
+    }
+
+    /// Runs `body` with a store of `kind` whose context pushes to `server` with batching on.
+    static func withDevice(_ kind: StoreKind, _ server: RunningServer, _ body: (SyncContext, SyncTable) async throws -> Void) async throws {
+        let (test, store) = try await TestStore.make(kind)
+        let context = SyncContext(client: MobileServiceClient(url: server.url), store: store)
+        await context.setPushBatching(.automatic)
+        do {
+            try await body(context, try context.syncTable("todo"))
+        } catch {
+            await store.close()
+            test.directory.remove()
+            throw error
+        }
+        await store.close()
+        test.directory.remove()
+    }
+
+    @Test(arguments: StoreKind.allCases, [7, 0])
+    func aBatchedPushAppliesEverythingAndRecordsTheConflict(_ kind: StoreKind, maxBatchOperations: Int) async throws {
+        let server = try await Self.server(maxBatchOperations: maxBatchOperations)
+        do {
+            let remote = try MobileServiceClient(url: server.url).table("todo")
+            _ = try await remote.insert(["id": "taken", "text": "theirs"])
+            try await Self.withDevice(kind, server) { context, table in
+                for i in 0..<20 { _ = try await table.insert(["id": .string("i\(i)"), "text": .string("item \(i)")]) }
+                _ = try await table.insert(["id": "taken", "text": "mine"])
+                for i in 20..<30 { _ = try await table.insert(["id": .string("i\(i)"), "text": .string("item \(i)")]) }
+                let error = await #expect(throws: SyncError.self) { try await context.push() }
+                #expect(error == .pushCompletedWithErrors)
+                let failed = try #require(error?.operationErrors.first)
+                #expect(error?.operationErrors.count == 1)
+                #expect(failed.itemId == "taken" && failed.statusCode == 409 && failed.serverItem?["text"] == "theirs")
+                #expect(try await context.pendingOperations().map(\.itemId) == ["taken"])
+                let local = try await table.lookup(id: "i29")
+                #expect(local?["version"]?.stringValue?.isEmpty == false)
+                // Then the updates of every pushed item, batched again, over the server's versions.
+                for i in 0..<30 { try await table.update(["id": .string("i\(i)"), "text": .string("edited \(i)")]) }
+                try await failed.cancelAndDiscard()
+                try await context.push()
+                #expect(try await context.pendingOperationsCount == 0)
+            }
+            let items = try await remote.read(Query().orderBy("id").top(100)).items
+            #expect(items.count == 31)
+            #expect(items.filter { $0["text"]?.stringValue?.hasPrefix("edited ") == true }.count == 30)
+            #expect(items.first { $0["id"] == "taken" }?["text"] == "theirs")
+            #expect(Set(items.compactMap { $0["updatedAt"]?.stringValue }).count == 31, "each write has its own stamp")
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
