@@ -79,36 +79,27 @@ extension SyncContext {
                 group.append(following)
                 claimed.removeLast()
             }
-            if group.count > 1 {
-                for _ in group { checkpoint?(.pushClaimed) }
-                if let outcomes = await pushBatch(group, run: run) {
-                    for _ in group { checkpoint?(.pushSent) }
-                    for (sent, outcome) in zip(group, outcomes) where abort == nil {
-                        switch outcome {
-                        case .success(let item): answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
-                        case .failure(let failure): answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
-                        case .abort(let error): abort = error
-                        }
-                    }
-                    if abort == nil, run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
-                    continue
+            for _ in group { checkpoint?(.pushClaimed) }
+            var outcomes = group.count > 1 ? await pushBatch(group, run: run) : nil
+            if outcomes == nil {
+                if group.count > 1 {
+                    // The server has no batch route: nothing was applied; one request each from here.
+                    limit = 1
+                    claimed.append(contentsOf: group.dropFirst().reversed())
+                    group = [next]
+                    checkpoint?(.pushClaimed)
                 }
-                // The server has no batch route: nothing was applied; one request each from here.
-                limit = 1
-                claimed.append(contentsOf: group.dropFirst().reversed())
+                outcomes = [await pushOne(next, connection: connection, run: run)]
             }
-            checkpoint?(.pushClaimed)
-            let outcome = await pushOne(next, connection: connection, run: run)
-            checkpoint?(.pushSent)
-            switch outcome {
-            case .success(let item):
-                answered.append(AnsweredOperation(sent: next.record, outcome: .success(item)))
-                if run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
-            case .failure(let failure):
-                answered.append(AnsweredOperation(sent: next.record, outcome: .failure(failure)))
-            case .abort(let error):
-                abort = error
+            for _ in group { checkpoint?(.pushSent) }
+            for (sent, outcome) in zip(group, outcomes ?? []) where abort == nil {
+                switch outcome {
+                case .success(let item): answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
+                case .failure(let failure): answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
+                case .abort(let error): abort = error
+                }
             }
+            if abort == nil, run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
         }
         if !answered.isEmpty || !claimed.isEmpty {
             let (settled, unsent) = (answered, claimed)
@@ -202,37 +193,33 @@ extension SyncContext {
             if operation.isPushCancelled || run.isCancelled || error is CancellationError {
                 return .abort(SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error))
             }
-            if let error = error as? SyncError {
-                switch error.code {
-                case .transportFailed:
-                    return .abort(SyncError(.pushAbortedByNetwork, reason: "The server could not be reached.", underlying: error))
-                case .authenticationRequired:
-                    return .abort(SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401))
-                case .cancelled, .pushCancelled:
-                    return .abort(SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error))
-                case .localStoreFailed:
-                    return .abort(Self.storeAbort(error))
-                default:
-                    break
-                }
-            }
+            if let abort = Self.pushAbort(for: error) { return .abort(abort) }
             return .failure(PushFailure(error: error, item: operation.item, response: operation.lastResponse))
+        }
+    }
+
+    /// The abort an error stops the whole push with (no network, a 401, a cancellation, the local
+    /// store), or `nil` for an error of the operation alone.
+    static func pushAbort(for error: any Error) -> SyncError? {
+        if error is CancellationError { return SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error) }
+        guard let error = error as? SyncError else { return nil }
+        switch error.code {
+        case .transportFailed:
+            return SyncError(.pushAbortedByNetwork, reason: "The server could not be reached.", underlying: error)
+        case .authenticationRequired:
+            return SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401)
+        case .cancelled, .pushCancelled:
+            return SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error)
+        case .localStoreFailed:
+            return storeAbort(error)
+        default:
+            return nil
         }
     }
 
     /// The abort for a request of the push's own (not an operation's) that got no usable answer.
     static func requestAbort(_ error: any Error) -> SyncError {
-        let code = (error as? SyncError)?.code
-        if code == .transportFailed {
-            return SyncError(.pushAbortedByNetwork, reason: "The server could not be reached.", underlying: error)
-        }
-        if code == .authenticationRequired {
-            return SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401)
-        }
-        if code == .cancelled || code == .pushCancelled || error is CancellationError {
-            return SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error)
-        }
-        return SyncError(.pushAbortedByNetwork, reason: "The server's answer could not be used.", underlying: error)
+        pushAbort(for: error) ?? SyncError(.pushAbortedByNetwork, reason: "The server's answer could not be used.", underlying: error)
     }
 
     static func storeAbort(_ error: any Error) -> SyncError {
