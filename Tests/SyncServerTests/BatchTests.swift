@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import SyncSQL
 import SyncServer
 import SyncWire
 import Testing
@@ -147,5 +148,35 @@ import Testing
             #expect(stamps.count == 20)
             #expect(stamps == stamps.sorted() && Set(stamps).count == 20)
         }
+    }
+
+    /// A batch that fails undoes the tables and columns it made, in the database and in the
+    /// schemas the storage keeps: the next write that needs them makes them again.
+    @Test func aFailedBatchLeavesNoTableOrColumnItMade() async throws {
+        struct Failure: Error {}
+        let storage = try await SQLiteTableStorage.open(.memory, logger: .quiet)
+        _ = try await storage.ensureColumns("kept", scope: .shared, ["n": .integer])
+        await #expect(throws: Failure.self) {
+            try await storage.inTransaction {
+                _ = try await storage.ensureColumns("kept", scope: .shared, ["extra": .text])
+                _ = try await storage.ensureColumns("made", scope: .shared, ["n": .integer])
+                throw Failure()
+            }
+        }
+        #expect(try await storage.schema(of: "made") == nil)
+        #expect(try await storage.schema(of: "kept")?.columns["extra"] == nil)
+        #expect(try await storage.schema(of: "kept")?.columns["n"] == .integer)
+        #expect(try await storage.ensureColumns("kept", scope: .shared, ["extra": .text]).columns["extra"] == .text)
+        #expect(try await storage.ensureColumns("made", scope: .shared, ["n": .integer]).columns["n"] == .integer)
+        for table in ["kept", "made"] {
+            let item: JSONObject = table == "kept" ? ["id": "a", "extra": "x"] : ["id": "a", "n": 7]
+            guard case .written = try await storage.insert(table: table, scope: .shared, item: item) else {
+                Issue.record("the insert into \(table) was not written")
+                continue
+            }
+            let stored = try await storage.row(table: table, id: "a", scope: .shared)
+            #expect(table == "kept" ? stored?["extra"] == "x" : stored?["n"] == 7)
+        }
+        try await storage.close()
     }
 }

@@ -38,13 +38,8 @@ extension SQLiteTableStorage {
         statements.append(("ALTER TABLE \(identifier: staging) RENAME TO \(identifier: table)" as SQLFragment).statement(in: .sqlite).sql)
         statements += Self.createTable(table, isPerUser: schema.isPerUser, columns: declared).dropFirst().map(\.sql)
 
-        _ = try await connection.query("BEGIN IMMEDIATE", [])
-        do {
+        try await transaction {
             for sql in statements { _ = try await connection.query(sql, []) }
-            _ = try await connection.query("COMMIT", [])
-        } catch {
-            _ = try? await connection.query("ROLLBACK", [])
-            throw error
         }
     }
 

@@ -93,16 +93,28 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     private func loadSchema() async throws {
-        let names = try await connection.query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", []
-        ).compactMap { $0.column("name")?.string }.filter(TableName.isValid)
-        for name in names {
+        for name in try await tableNames() {
             try await foldIDsIfNeeded(name)
             schemas[ColumnKey(name)] = try await readSchema(name)
             let latest: SQLFragment = "SELECT max(\(identifier: SystemProperty.updatedAt)) AS latest FROM \(identifier: name)"
             let stamp = try await connection.query(latest.statement(in: .sqlite).sql, []).first?.column("latest")?.string
             clock.start(at: stamp.flatMap(WireDate.milliseconds(from:)), for: name)
         }
+    }
+
+    /// The names of the database's tables.
+    private func tableNames() async throws -> [String] {
+        try await connection.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", []
+        ).compactMap { $0.column("name")?.string }.filter(TableName.isValid)
+    }
+
+    /// Reads every table's schema again, after a rolled-back batch undid the tables and columns it
+    /// had created: the cached schemas must not name them.
+    private func rereadSchemas() async throws {
+        var reread: [ColumnKey: TableSchema] = [:]
+        for name in try await tableNames() { reread[ColumnKey(name)] = try await readSchema(name) }
+        schemas = reread
     }
 
     /// The schema of `name` as the database declares it.
@@ -160,21 +172,12 @@ public actor SQLiteTableStorage: TableStorage {
 
     public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await alone {
-            _ = try await connection.query("BEGIN IMMEDIATE", [])
-            let result: T
             do {
-                result = try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() }
+                return try await transaction { try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() } }
             } catch {
-                _ = try? await connection.query("ROLLBACK", [])
+                try? await rereadSchemas()
                 throw error
             }
-            do {
-                _ = try await connection.query("COMMIT", [])
-            } catch {
-                _ = try? await connection.query("ROLLBACK", [])
-                throw error
-            }
-            return result
         }
     }
 
@@ -183,6 +186,19 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     // MARK: helpers
+
+    /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`; rolls back when it or the commit fails.
+    func transaction<T>(_ body: () async throws -> T) async throws -> T {
+        _ = try await connection.query("BEGIN IMMEDIATE", [])
+        do {
+            let result = try await body()
+            _ = try await connection.query("COMMIT", [])
+            return result
+        } catch {
+            _ = try? await connection.query("ROLLBACK", [])
+            throw error
+        }
+    }
 
     /// Runs a write alone: inside this storage's batch transaction at once, otherwise in its turn
     /// of the write gate (after a running batch has committed).
