@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "SyncCLI",
             dependencies: [
-                "SyncKeys", "SyncKeyMaintenance", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SyncKeys", "SyncKeyMaintenance", "SyncSQLite", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // MARK: Executables (thin: parse, read secrets, call the libraries, print)

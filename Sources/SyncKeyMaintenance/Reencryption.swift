@@ -131,6 +131,9 @@ enum Reencryption {
     }
 
     /// Opens the copy with the new key and checks its header, its structure and its content.
+    ///
+    /// - Throws: ``StoreError/verificationFailed(_:)`` for any fault found, a page that cannot be
+    ///   read or authenticated included (the copy is damaged; the database is not).
     static func verify(_ url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
         guard !StoreFiles.isPlainDatabase(at: url) else {
             throw StoreError.verificationFailed("the new file is not encrypted")
@@ -142,6 +145,17 @@ enum Reencryption {
             throw StoreError.verificationFailed("the new file does not open with the new key")
         }
         defer { copy.close() }
+        do {
+            try check(copy, at: url, key: key, expected: expected)
+        } catch let error as SQLiteError {
+            throw StoreError.verificationFailed("the new file cannot be read: \(error.message)")
+        } catch let error as StoreError where error == .corruptOrKeyMismatch {
+            throw StoreError.verificationFailed("a page of the new file cannot be read or authenticated")
+        }
+    }
+
+    /// Checks the copy open on `copy` against `expected`.
+    private static func check(_ copy: Connection, at url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
         // integrity_check reads (and authenticates) every page on this connection while a second
         // one, on another thread, reads the tables for the digest: two cores, one pass each.
         let copyDigest = try BackgroundDigest(url, key: key)
@@ -149,13 +163,18 @@ enum Reencryption {
         try setCache(of: copy, toHold: url)
         let problems = try copy.integrityCheck()
         guard problems == ["ok"] else {
-            throw StoreError.verificationFailed("integrity check of the new file: \(problems.prefix(3).joined(separator: "; "))")
+            throw StoreError.verificationFailed("integrity check of the new file: \(summary(of: problems))")
         }
         let actual = try copyDigest.result()
         let differences = actual.differences(from: expected)
         guard differences.isEmpty else {
             throw StoreError.verificationFailed("the copy differs in \(differences.joined(separator: ", "))")
         }
+    }
+
+    /// The first three problems a check reported (SQLite may give many in one row, a line each).
+    private static func summary(of problems: [String]) -> String {
+        problems.flatMap { $0.split(whereSeparator: \.isNewline) }.prefix(3).joined(separator: "; ")
     }
 
     /// The most page cache a copy uses, in bytes: a database up to this size is decrypted once

@@ -35,7 +35,7 @@ package enum StoreFiles {
     }
 
     /// The scratch file a re-encryption exports into, beside the database.
-    static func exportFile(of database: URL) -> URL {
+    package static func exportFile(of database: URL) -> URL {
         URL(fileURLWithPath: database.path + ".reencrypt")
     }
 

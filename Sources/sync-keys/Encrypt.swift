@@ -17,12 +17,14 @@ struct Encrypt: ParsableCommand {
 
     func run() throws {
         let fault = try FaultInjection.fromEnvironment()
+        let damage = try CopyDamage.fromEnvironment(database: store.url)
         let secret = try passphrase.read(prompt: "New passphrase for \(store.name): ", confirm: true)
         let progress = ProgressDisplay(label: "Encrypting")
         let result = try StoreKeys.encryptStore(
             atDatabase: store.url, passphrase: secret, profile: profile.profile,
             allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile
         ) { event in
+            damage?.observe(event)
             fault?.observe(event)
             if case .progress(let done, let total) = event { progress.update(done: done, total: total) }
         }

@@ -16,11 +16,13 @@ struct Rotate: ParsableCommand {
 
     func run() throws {
         let fault = try FaultInjection.fromEnvironment()
+        let damage = try CopyDamage.fromEnvironment(database: store.url)
         let secret = try passphrase.read(prompt: "Passphrase for \(store.name): ")
         let progress = ProgressDisplay(label: "Re-encrypting")
         let result = try StoreKeys.rotateDataKey(
             forDatabase: store.url, passphrase: secret, allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile
         ) { event in
+            damage?.observe(event)
             fault?.observe(event)
             if case .progress(let done, let total) = event { progress.update(done: done, total: total) }
         }
