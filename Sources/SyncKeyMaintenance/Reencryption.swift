@@ -74,7 +74,7 @@ enum Reencryption {
         // The source's digest is computed on a connection of its own, on another thread, while
         // this one exports: nothing writes the database meanwhile (the exclusive store lock is
         // held and the log is checkpointed), so both read the same content, on two cores.
-        let sourceDigest = try BackgroundDigest(database, key: oldKey)
+        let sourceDigest = BackgroundDigest.start(database, key: oldKey)
         defer { sourceDigest.wait() }
         let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
 
@@ -158,7 +158,7 @@ enum Reencryption {
     private static func check(_ copy: Connection, at url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
         // integrity_check reads (and authenticates) every page on this connection while a second
         // one, on another thread, reads the tables for the digest: two cores, one pass each.
-        let copyDigest = try BackgroundDigest(url, key: key)
+        let copyDigest = BackgroundDigest.start(url, key: key)
         defer { copyDigest.wait() }
         try setCache(of: copy, toHold: url)
         let problems = try copy.integrityCheck()

@@ -62,19 +62,30 @@ extension StoreKeys {
             let pages = try migrate(database: database, dataKey: keys.dataKey, newEnvelope: nil, report: report)
             return StoreEncryptionMigration(keyId: envelope.keyId, pages: pages, resumed: true)
         }
-        let (envelope, dataKey) = try transform { () throws(KeyError) in
-            try KeyEnvelope.create(passphrase: passphrase, profile: profile, allowInsecureProfile: allowInsecureProfile)
+        // The passphrase and the profile are checked before anything is done; the key derivation
+        // of the new envelope (the slow part) runs on another thread while the export goes on,
+        // since the data key is random and the envelope is needed only right before the rename.
+        let dataKey = try transform { () throws(KeyError) in
+            try KeyEnvelope.checkNewSlot(secret: passphrase, profile: profile, allowInsecureProfile: allowInsecureProfile)
+            return try SecretBytes.random(count: 32)
         }
-        let pages = try migrate(database: database, dataKey: dataKey, newEnvelope: envelope, report: report)
-        return StoreEncryptionMigration(keyId: envelope.keyId, pages: pages, resumed: false)
+        let sealing = BackgroundWork {
+            try transform { () throws(KeyError) in
+                try KeyEnvelope.create(passphrase: passphrase, dataKey: dataKey, profile: profile, allowInsecureProfile: allowInsecureProfile)
+            }
+        }
+        defer { sealing.wait() }
+        let pages = try migrate(database: database, dataKey: dataKey, newEnvelope: sealing.result, report: report)
+        return StoreEncryptionMigration(keyId: try sealing.result().keyId, pages: pages, resumed: false)
     }
 
-    /// Exports the plain database into a keyed copy, writes `newEnvelope` (when given) right
-    /// before the rename, and wipes the replaced plaintext. The caller holds the exclusive lock.
+    /// Exports the plain database into a keyed copy, writes the envelope `newEnvelope` returns
+    /// (when given) right before the rename, and wipes the replaced plaintext. The caller holds
+    /// the exclusive lock.
     ///
     /// - Returns: The pages copied.
     static func migrate(
-        database: URL, dataKey: SecretBytes, newEnvelope: KeyEnvelope?, report: (KeyMaintenanceEvent) -> Void
+        database: URL, dataKey: SecretBytes, newEnvelope: (() throws -> KeyEnvelope)?, report: (KeyMaintenanceEvent) -> Void
     ) throws -> Int {
         let envelopeURL = KeyEnvelope.url(forDatabase: database)
         let retired = StoreFiles.retiredPlaintextFile(of: database)
@@ -86,7 +97,7 @@ extension StoreKeys {
                     database: database, from: nil, to: key, progress: &progress,
                     beforeRename: {
                         if let newEnvelope {
-                            try write(newEnvelope, forDatabase: database)
+                            try write(try newEnvelope(), forDatabase: database)
                             wroteEnvelope = true
                             report(.step(.envelopeWritten))
                         }

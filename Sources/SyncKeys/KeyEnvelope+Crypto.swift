@@ -63,13 +63,31 @@ extension KeyEnvelope {
         return try KeyDerivation.hkdfSHA256(key: kek, salt: Array(salt), info: wrapInfo + [0] + header, length: 32)
     }
 
+    /// Checks what a new slot is made from, before anything is derived: a secret that is neither
+    /// empty nor too long, and a profile at or above the floor.
+    ///
+    /// - Parameters:
+    ///   - secret: The slot's secret (a passphrase or a recovery code).
+    ///   - profile: The key-derivation profile of the slot.
+    ///   - allowInsecureProfile: Accept the test-only profile.
+    /// - Returns: The secret in its normal form.
+    /// - Throws: ``KeyError/emptyPassphrase``, ``KeyError/passphraseTooLong``, ``KeyError/weakKeyDerivation(_:)``.
+    @discardableResult
+    public static func checkNewSlot(secret: SecretBytes, profile: KeyProfile, allowInsecureProfile: Bool) throws(KeyError) -> SecretBytes {
+        let normalized = try Passphrase.normalized(secret)
+        try profile.checkFloor(saltLength: saltLength(of: profile), allowInsecure: allowInsecureProfile)
+        return normalized
+    }
+
+    /// The salt length of a new slot under `profile`: the profile's, at least 16 bytes.
+    private static func saltLength(of profile: KeyProfile) -> Int { max(profile.saltLength, 16) }
+
     /// A new slot holding `envelopeKey` under `secret`.
     static func makeSlot(
         id: String, secret: SecretBytes, profile: KeyProfile, envelopeKey: SecretBytes, allowInsecure: Bool, now: Date
     ) throws(KeyError) -> Slot {
-        let normalized = try Passphrase.normalized(secret)
-        let salt = try RandomBytes.make(max(profile.saltLength, 16))
-        try profile.checkFloor(saltLength: salt.count, allowInsecure: allowInsecure)
+        let normalized = try checkNewSlot(secret: secret, profile: profile, allowInsecureProfile: allowInsecure)
+        let salt = try RandomBytes.make(saltLength(of: profile))
         var slot = Slot(
             id: id, createdAt: timestamp(now),
             kdf: KDF(

@@ -8,8 +8,30 @@ extension KeyEnvelope {
     public static func create(
         passphrase: SecretBytes, profile: KeyProfile = .default, allowInsecureProfile: Bool = false, now: Date = Date()
     ) throws(KeyError) -> (KeyEnvelope, SecretBytes) {
-        let envelopeKey = try SecretBytes.random(count: 32)
         let dataKey = try SecretBytes.random(count: 32)
+        let envelope = try create(
+            passphrase: passphrase, dataKey: dataKey, profile: profile, allowInsecureProfile: allowInsecureProfile, now: now)
+        return (envelope, dataKey)
+    }
+
+    /// A new envelope holding `dataKey` under `passphrase`, so that the key derivation can run
+    /// while the data key is already in use (a store encrypted under it meanwhile).
+    ///
+    /// - Parameters:
+    ///   - passphrase: The passphrase of the envelope's passphrase slot.
+    ///   - dataKey: The data key to hold: 32 random bytes (``SecretBytes/random(count:)``).
+    ///   - profile: The key-derivation profile of the slot.
+    ///   - allowInsecureProfile: Accept the test-only profile.
+    ///   - now: The creation time recorded.
+    /// - Returns: The sealed envelope.
+    /// - Throws: ``KeyError/invalidKeyLength(_:)`` for a data key that is not 32 bytes, and what
+    ///   ``create(passphrase:profile:allowInsecureProfile:now:)`` throws.
+    public static func create(
+        passphrase: SecretBytes, dataKey: SecretBytes, profile: KeyProfile = .default, allowInsecureProfile: Bool = false,
+        now: Date = Date()
+    ) throws(KeyError) -> KeyEnvelope {
+        guard dataKey.count == 32 else { throw .invalidKeyLength(dataKey.count) }
+        let envelopeKey = try SecretBytes.random(count: 32)
         let slot = try makeSlot(
             id: passphraseSlot, secret: passphrase, profile: profile, envelopeKey: envelopeKey,
             allowInsecure: allowInsecureProfile, now: now)
@@ -20,7 +42,7 @@ extension KeyEnvelope {
             pendingKeyId: nil, pendingKeyCreatedAt: nil, pendingWrappedDataKey: nil,
             slots: [slot], digest: "", mac: "")
         try envelope.seal(envelopeKey: envelopeKey)
-        return (envelope, dataKey)
+        return envelope
     }
 
     /// Unlocks the data key (and a pending one during a rotation) with the secret of `slot`.
