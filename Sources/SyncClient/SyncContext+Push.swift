@@ -5,7 +5,8 @@ import SyncWire
 
 extension SyncContext {
     /// Pushes every pending operation to the server, one request per operation, in queue order
-    /// across all tables (protocol.md §1.4).
+    /// across all tables (protocol.md §1.4); see ``setPushBatching(_:)`` and
+    /// ``setPushParallelism(_:)`` for the two ways of sending more at once.
     ///
     /// A successful insert or update stores the server's answer locally (its version, timestamps)
     /// and removes the operation. A failed operation is recorded as a ``TableOperationError``
@@ -89,14 +90,22 @@ extension SyncContext {
                     group = [next]
                     checkpoint?(.pushClaimed)
                 }
-                outcomes = [await pushOne(next, connection: connection, run: run)]
+                if limit == 1, pushParallelism > 1, !claimed.isEmpty {
+                    group = Self.parallelGroup(after: next, from: &claimed, most: pushParallelism)
+                    for _ in group.dropFirst() { checkpoint?(.pushClaimed) }
+                    outcomes = await pushEach(group, run: run)
+                } else {
+                    outcomes = [await pushOne(next, connection: connection, run: run)]
+                }
             }
             for _ in group { checkpoint?(.pushSent) }
-            for (sent, outcome) in zip(group, outcomes ?? []) where abort == nil {
+            // Every answer the server gave is recorded, also those after an abort in the same group
+            // (operations sent side by side, or later results of a batch): the push stops after them.
+            for (sent, outcome) in zip(group, outcomes ?? []) {
                 switch outcome {
                 case .success(let item): answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
                 case .failure(let failure): answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
-                case .abort(let error): abort = error
+                case .abort(let error): abort = abort ?? error
                 }
             }
             if abort == nil, run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }

@@ -19,7 +19,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     enum Code: String, Sendable, Hashable {
         // local validation
         case invalidURL, invalidTableName, invalidItem, invalidItemID, operationNotAllowed, itemAlreadyExists
-        case invalidQuery, invalidQueryID, invalidPullQuery, invalidPurgeQuery
+        case invalidQuery, invalidQueryID, invalidPullQuery, invalidPurgeQuery, invalidSetting
         // push
         case pushCompletedWithErrors, pushAbortedByNetwork, pushAbortedByAuthentication
         case pushAbortedByLocalStore, pushCancelled
@@ -142,6 +142,8 @@ extension SyncError {
     public static let invalidPullQuery = SyncError(.invalidPullQuery)
     /// A force purge was asked with a filter while the table has pending operations.
     public static let invalidPurgeQuery = SyncError(.invalidPurgeQuery)
+    /// A setting of the context is out of its range (``SyncContext/setPushParallelism(_:)``).
+    public static let invalidSetting = SyncError(.invalidSetting)
 
     // MARK: push
 

@@ -57,6 +57,7 @@ struct ChildWorkload: AsyncParsableCommand {
     @Option var count: Int
     @Option var pageSize: Int?
     @Flag var batched = false
+    @Option var parallelism = 1
 
     func run() async throws {
         let encryption: StoreEncryption = encrypted ? .key(try KeyHandOver.readFromStandardInput()) : .none
@@ -186,6 +187,7 @@ struct ChildWorkload: AsyncParsableCommand {
     /// Pushes the queue and checks that every operation went through.
     private func push(_ context: SyncContext) async throws -> ChildReport {
         if batched { await context.setPushBatching(.automatic) }
+        try await context.setPushParallelism(parallelism)
         let queued = try await context.pendingOperationsCount
         guard queued == count else { throw BenchError("\(queued) operations are queued, not \(count)") }
         let report = try await measure(items: count) { try await context.push() }

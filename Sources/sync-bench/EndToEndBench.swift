@@ -84,6 +84,7 @@ struct EndToEndBench {
         if let server { arguments += ["--server", server.absoluteString] }
         if let pageSize = bench.pageSize { arguments += ["--page-size", String(pageSize)] }
         if bench.batchedPush { arguments.append("--batched") }
+        if bench.pushParallelism != 1 { arguments += ["--parallelism", String(bench.pushParallelism)] }
         var input = encrypted ? KeyHandOver.text(of: key) : []
         defer { for i in input.indices { input[i] = 0 } }
         let output = try await ChildRunner.run(BenchTools.ownExecutable, arguments, input: input, in: scratch)
@@ -200,7 +201,8 @@ struct EndToEndBench {
     private func pushWorkloads(_ server: BenchServer) async throws -> [BenchRecord] {
         var records: [BenchRecord] = []
         let m = bench.operations
-        let requests = bench.batchedPush ? "batched" : "one request each"
+        var requests = bench.batchedPush ? "batched" : "one request each"
+        if bench.pushParallelism > 1 { requests += ", \(bench.pushParallelism) in flight" }
         let suffix = requests + (bench.pushDatabase == .memory ? ", server in memory" : "")
         for encrypted in Self.kinds {
             var inserts: [BenchSample] = [], updates: [BenchSample] = []

@@ -57,6 +57,8 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Items of the live sync latency, one at a time.") var liveSamples = 200
     @Flag(help: "Push with the batch extension (SyncContext.setPushBatching(.automatic)) instead of one request per operation.")
     var batchedPush = false
+    @Option(help: "Operations of different items a push has in flight at once (SyncContext.setPushParallelism), 1 to 16.")
+    var pushParallelism = 1
     @Option(help: "Store workload: items written through the offline table.") var offlineItems = 1_000
     @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
     @Flag(help: "Print JSON: one object per workload and store kind.") var json = false

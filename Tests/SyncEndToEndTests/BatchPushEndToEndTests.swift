@@ -7,10 +7,19 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// Batched pushes over real HTTP against the real server on 127.0.0.1, on both kinds of store:
-/// the same outcomes as one request per operation, and the fallback against a server without
-/// the extension.
+/// Batched pushes, and pushes with several operations in flight, over real HTTP against the real
+/// server on 127.0.0.1, on both kinds of store: the same outcomes as one request per operation,
+/// and the fallback against a server without the extension.
 @Suite struct BatchPushEndToEndTests {
+    /// How the device sends: the server's batch limit (0: no extension), and the device's
+    /// batching and parallelism.
+    struct Sending: Sendable, CustomTestStringConvertible {
+        let maxBatchOperations: Int
+        let batching: PushBatching
+        let parallelism: Int
+        var testDescription: String { "batch limit \(maxBatchOperations), \(batching), \(parallelism) in flight" }
+    }
+
     static func server(maxBatchOperations: Int) async throws -> RunningServer {
         var logger = Logger(label: "e2e-batch")
         logger.logLevel = .critical
@@ -19,11 +28,14 @@ import Testing
         return try await RunningServer.start(configuration)
     }
 
-    /// Runs `body` with a store of `kind` whose context pushes to `server` with batching on.
-    static func withDevice(_ kind: StoreKind, _ server: RunningServer, _ body: (SyncContext, SyncTable) async throws -> Void) async throws {
+    /// Runs `body` with a store of `kind` whose context pushes to `server` as `sending` says.
+    static func withDevice(
+        _ kind: StoreKind, _ server: RunningServer, _ sending: Sending, _ body: (SyncContext, SyncTable) async throws -> Void
+    ) async throws {
         let (test, store) = try await TestStore.make(kind)
         let context = SyncContext(client: MobileServiceClient(url: server.url), store: store)
-        await context.setPushBatching(.automatic)
+        await context.setPushBatching(sending.batching)
+        try await context.setPushParallelism(sending.parallelism)
         do {
             try await body(context, try context.syncTable("todo"))
         } catch {
@@ -35,13 +47,19 @@ import Testing
         test.directory.remove()
     }
 
-    @Test(arguments: StoreKind.allCases, [7, 0])
-    func aBatchedPushAppliesEverythingAndRecordsTheConflict(_ kind: StoreKind, maxBatchOperations: Int) async throws {
-        let server = try await Self.server(maxBatchOperations: maxBatchOperations)
+    @Test(
+        arguments: StoreKind.allCases,
+        [
+            Sending(maxBatchOperations: 7, batching: .automatic, parallelism: 1),
+            Sending(maxBatchOperations: 0, batching: .automatic, parallelism: 1),
+            Sending(maxBatchOperations: 0, batching: .off, parallelism: 4),
+        ])
+    func aPushAppliesEverythingAndRecordsTheConflict(_ kind: StoreKind, sending: Sending) async throws {
+        let server = try await Self.server(maxBatchOperations: sending.maxBatchOperations)
         do {
             let remote = try MobileServiceClient(url: server.url).table("todo")
             _ = try await remote.insert(["id": "taken", "text": "theirs"])
-            try await Self.withDevice(kind, server) { context, table in
+            try await Self.withDevice(kind, server, sending) { context, table in
                 for i in 0..<20 { _ = try await table.insert(["id": .string("i\(i)"), "text": .string("item \(i)")]) }
                 _ = try await table.insert(["id": "taken", "text": "mine"])
                 for i in 20..<30 { _ = try await table.insert(["id": .string("i\(i)"), "text": .string("item \(i)")]) }
@@ -53,7 +71,7 @@ import Testing
                 #expect(try await context.pendingOperations().map(\.itemId) == ["taken"])
                 let local = try await table.lookup(id: "i29")
                 #expect(local?["version"]?.stringValue?.isEmpty == false)
-                // Then the updates of every pushed item, batched again, over the server's versions.
+                // Then the updates of every pushed item, sent the same way, over the server's versions.
                 for i in 0..<30 { try await table.update(["id": .string("i\(i)"), "text": .string("edited \(i)")]) }
                 try await failed.cancelAndDiscard()
                 try await context.push()
