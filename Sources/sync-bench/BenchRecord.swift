@@ -36,7 +36,8 @@ struct BenchRecord: Codable, Sendable {
     var megabytes: Double?
     /// `sync-keys`: the rate if the one key derivation each command makes took no time.
     var rateExcludingKeyDerivation: Double?
-    /// Observed pull: its seconds ÷ the full pull's (without an observer) on the same kind of store.
+    /// Observed pull: its seconds ÷ the full pull's (without an observer) on the same kind of
+    /// store; the median of the runs' ratios when the two took turns.
     var ofUnobserved: Double? = nil
     /// Live sync latency: its distribution in seconds.
     var latency: Latency? = nil
@@ -96,6 +97,13 @@ extension BenchRecord {
 }
 
 extension BenchRecord {
+    /// The median of `values` (the mean of the middle two for an even count; 0 for none).
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return (sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2
+    }
+
     /// The record of live sync latencies (seconds, one per item): the median is its
     /// `seconds`, its rate is in milliseconds.
     init(liveLatencies: [Double], store: String) {
@@ -128,7 +136,7 @@ extension [BenchRecord] {
                 self[i].ofReference = self[i].rate / Swift.max(reference.rate, 1e-9)
             }
         }
-        for i in indices where self[i].workload == ClientWorkload.observedPull.rawValue {
+        for i in indices where self[i].workload == ClientWorkload.observedPull.rawValue && self[i].ofUnobserved == nil {
             if let unobserved = first(where: { $0.workload == ClientWorkload.fullPull.rawValue && $0.store == self[i].store }) {
                 self[i].ofUnobserved = self[i].seconds / Swift.max(unobserved.seconds, 1e-9)
             }

@@ -137,36 +137,42 @@ struct EndToEndBench {
             guard sample.items == n else { throw BenchError("the full pull applied \(sample.items) items, not \(n)") }
             return sample
         }
-        if selected.contains(.fullPull) {
-            for encrypted in Self.kinds {
-                var samples: [BenchSample] = []
-                for run in 0..<bench.pullRuns {
+        // The full pull and the observed pull take turns, run by run, so that each pair meets the
+        // same machine: the observer's cost is the median of the pairs' ratios.
+        var fullRecords: [BenchRecord] = [], observedRecords: [BenchRecord] = []
+        for encrypted in Self.kinds where !selected.isDisjoint(with: [.fullPull, .observedPull]) {
+            var full: [BenchSample] = [], observed: [BenchSample] = []
+            for run in 0..<bench.pullRuns {
+                if selected.contains(.fullPull) {
                     bench.progress("full pull of \(n) items, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
-                    samples.append(try await fullPull(encrypted, run: run))
+                    full.append(try await fullPull(encrypted, run: run))
                 }
-                records.append(
-                    BenchRecord(
-                        workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
-                        samples: samples))
-            }
-        }
-        if selected.contains(.observedPull) {
-            for encrypted in Self.kinds {
-                var samples: [BenchSample] = []
-                for run in 0..<bench.pullRuns {
+                if selected.contains(.observedPull) {
                     bench.progress("full pull of \(n) items with one observer, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
                     let path = scratch.path("observed-pull-\(encrypted)-\(run).db")
                     defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
                     let sample = try await sample(.observedPull, store: path, encrypted: encrypted, server: server, count: n)
                     guard sample.items == n else { throw BenchError("the observed pull applied \(sample.items) items, not \(n)") }
-                    samples.append(sample)
+                    observed.append(sample)
                 }
-                records.append(
+            }
+            if !full.isEmpty {
+                fullRecords.append(
                     BenchRecord(
-                        workload: ClientWorkload.observedPull.rawValue, title: "full pull, one observer (newest 50)",
-                        store: Self.kind(encrypted), samples: samples))
+                        workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
+                        samples: full))
+            }
+            if !observed.isEmpty {
+                var record = BenchRecord(
+                    workload: ClientWorkload.observedPull.rawValue, title: "full pull, one observer (newest 50)",
+                    store: Self.kind(encrypted), samples: observed)
+                if full.count == observed.count {
+                    record.ofUnobserved = BenchRecord.median(zip(observed, full).map { $0.seconds / max($1.seconds, 1e-9) })
+                }
+                observedRecords.append(record)
             }
         }
+        records += fullRecords + observedRecords
         if selected.contains(.incrementalPull) {
             for encrypted in Self.kinds where pulled[encrypted] == nil {
                 bench.progress("full pull of \(n) items, \(Self.kind(encrypted)) (set-up of the incremental pull)")

@@ -18,7 +18,9 @@ struct SyncBench: AsyncParsableCommand {
                                 (a child process on 127.0.0.1) into a fresh store
               incremental-pull  the same pull again after 1 % of the server's items changed
               observed-pull     the full pull while one observer shows the table's newest 50 items
-                                (SyncTable.observe), timed until it shows the last item
+                                (SyncTable.observe), timed until it shows the last item; with
+                                full-pull the two take turns run by run, and the observer's cost
+                                is the median of each pair's ratio
               push-inserts      M queued inserts pushed; push-updates: M queued updates pushed
               offline-writes    M inserts through the sync table (row and queued operation each)
               encrypt, rotate   sync-keys encrypt / rotate on a store of --store-megabytes MB
