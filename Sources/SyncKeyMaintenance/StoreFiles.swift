@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The files of a store and the file-system steps of the key-maintenance procedures: the plain
 /// header check, private file creation, side files, durable renames, directory syncs, and the

@@ -163,9 +163,9 @@ import Testing
                 throw Failure()
             }
         }
-        #expect(try await storage.schema(of: "made") == nil)
-        #expect(try await storage.schema(of: "kept")?.columns["extra"] == nil)
-        #expect(try await storage.schema(of: "kept")?.columns["n"] == .integer)
+        #expect(await storage.schema(of: "made") == nil)
+        #expect(await storage.schema(of: "kept")?.columns["extra"] == nil)
+        #expect(await storage.schema(of: "kept")?.columns["n"] == .integer)
         #expect(try await storage.ensureColumns("kept", scope: .shared, ["extra": .text]).columns["extra"] == .text)
         #expect(try await storage.ensureColumns("made", scope: .shared, ["n": .integer]).columns["n"] == .integer)
         for table in ["kept", "made"] {
