@@ -304,13 +304,44 @@ enum PushSteps {
         return claimed
     }
 
-    /// Records the answers of sent operations, in the order they were sent.
+    /// Records the answers of sent operations, in the order they were sent. The server's items
+    /// of consecutive successes in one table are stored by one write (planned once for them all).
     static func record(_ answered: [AnsweredOperation], in writer: any StoreWriter) throws {
+        var items = AnsweredItems()
         for answer in answered {
             switch answer.outcome {
-            case .success(let item): try recordSuccess(answer.sent, result: item, in: writer)
+            case .success(let item): try recordSuccess(answer.sent, result: item, in: writer, storing: &items)
             case .failure(let failure): try recordFailure(answer.sent, failure, in: writer)
             }
+        }
+        try items.flush(into: writer)
+    }
+
+    /// The server's items of recorded successes not stored yet: a run of one table's items,
+    /// each of another item (a second answer for an item stores the run first, so every item is
+    /// stored in the order its answers came).
+    struct AnsweredItems {
+        private var table: String?
+        private var items: [JSONObject] = []
+        private var keys: Set<String> = []
+
+        /// Adds an item of `table` to the run, storing the run first when it is of another table
+        /// or already holds the item.
+        mutating func add(_ item: JSONObject, key: String, table: String, into writer: any StoreWriter) throws {
+            if table != self.table || keys.contains(key) {
+                try flush(into: writer)
+                self.table = table
+            }
+            items.append(item)
+            keys.insert(key)
+        }
+
+        /// Stores the run.
+        mutating func flush(into writer: any StoreWriter) throws {
+            guard let table, !items.isEmpty else { return }
+            try writer.upsert(table: table, items: items, ignoreMissingColumns: false)
+            items.removeAll(keepingCapacity: true)
+            keys.removeAll(keepingCapacity: true)
         }
     }
 
@@ -328,18 +359,22 @@ enum PushSteps {
     /// server's item stored; if a local write changed it while the request was in flight, the
     /// newer local edit wins: the operation stays queued (an insert becomes an update, since the
     /// server has the item now) and only the server's system properties are taken.
-    static func recordSuccess(_ sent: TableOperationRecord, result: JSONObject?, in writer: any StoreWriter) throws {
+    static func recordSuccess(
+        _ sent: TableOperationRecord, result: JSONObject?, in writer: any StoreWriter, storing items: inout AnsweredItems
+    ) throws {
         guard var current = try writer.operation(id: sent.id) else { return }
         if current.version == sent.version || sent.kind == .delete {
             try writer.deleteOperation(id: sent.id)
             if var server = result {
                 if server[SystemProperty.id] == nil { server[SystemProperty.id] = .string(sent.itemId) }
                 if let id = server[SystemProperty.id]?.stringValue, ItemID.key(id) == ItemID.key(sent.itemId) {
-                    try writer.upsert(table: sent.table, items: [server], ignoreMissingColumns: false)
+                    try items.add(server, key: ItemID.key(sent.itemId), table: sent.table, into: writer)
                 }
             }
             return
         }
+        // The row is read and written below: what is waiting to be stored goes first.
+        try items.flush(into: writer)
         var system: JSONObject = [:]
         for name in [SystemProperty.version, SystemProperty.createdAt, SystemProperty.updatedAt] {
             if let value = result?[name], !value.isNull { system[name] = value }

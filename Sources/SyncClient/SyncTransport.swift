@@ -1,4 +1,5 @@
 public import Foundation
+import SyncWire
 
 /// One HTTP request of the tables protocol, fully built: method, absolute URL, headers, body.
 public struct SyncRequest: Sendable, Hashable {
@@ -26,7 +27,7 @@ public struct SyncRequest: Sendable, Hashable {
 
     /// The value of a header, matched case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { CaseInsensitive.equal($0.key, name) }?.value
     }
 
     /// The decoded query items of the URL (`$filter`, `$top`, …), in order.
@@ -66,7 +67,7 @@ public struct SyncResponse: Sendable, Hashable {
 
     /// The value of a header, matched case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { CaseInsensitive.equal($0.key, name) }?.value
     }
 
     /// Whether the status is 2xx.

@@ -7,7 +7,7 @@ import SyncWire
 enum ItemValues {
     /// The system columns a client may not send.
     static func checkReserved(_ item: JSONObject) throws(TableError) {
-        for key in item.keys where SystemProperty.reserved.contains(where: { $0.caseInsensitiveCompare(key) == .orderedSame }) {
+        for key in item.keys where SystemProperty.reserved.contains(where: { CaseInsensitive.equal($0, key) }) {
             throw .badRequest("Cannot update item with property '\(key)' as it is reserved")
         }
     }
@@ -33,7 +33,7 @@ enum ItemValues {
     ///
     /// - Throws: A 400 naming the first property whose value does not fit.
     static func checkTypes(_ values: JSONObject, against schema: TableSchema) throws(TableError) {
-        let index = ColumnIndex(schema.columns.keys)
+        let index = schema.index
         let system = Set([SystemProperty.id, SystemProperty.version].map(ColumnKey.init))
         for (name, value) in values.sorted(by: { $0.key < $1.key }) where !system.contains(ColumnKey(name)) {
             guard let sent = ColumnType(inferringFrom: value), let column = index.column(named: name), let stored = schema.columns[column],

@@ -8,12 +8,20 @@ public enum ASCIICase {
     /// - Parameter text: any text.
     /// - Returns: the folded text; two texts match when their folds are equal.
     public static func fold(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            let isUpper = scalar.value >= 0x41 && scalar.value <= 0x5A  // "A"..."Z"
-            scalars.append(isUpper ? Unicode.Scalar(UInt8(scalar.value + 0x20)) : scalar)
+        let utf8 = text.utf8
+        guard utf8.contains(where: isCapital) else { return text }
+        // A capital is one byte in UTF-8 (every byte of a longer scalar is 0x80 or above), so
+        // folding the bytes folds the scalars and keeps the text valid UTF-8.
+        return String(unsafeUninitializedCapacity: utf8.count) { buffer in
+            var count = 0
+            for byte in utf8 {
+                buffer[count] = isCapital(byte) ? byte + 0x20 : byte
+                count += 1
+            }
+            return count
         }
-        return String(scalars)
     }
+
+    /// Whether a UTF-8 byte is an ASCII capital, `A`–`Z`.
+    private static func isCapital(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
 }

@@ -13,6 +13,9 @@ public enum DelimitedText {
     ///   - delimiter: The delimiter, such as `'` or `"`.
     /// - Returns: The delimited text.
     public static func quote(_ text: String, with delimiter: Unicode.Scalar) -> String {
+        let mark = String(delimiter)
+        // Without a delimiter inside, nothing is doubled (a scalar test: see above).
+        guard text.unicodeScalars.contains(delimiter) else { return mark + text + mark }
         var scalars = String.UnicodeScalarView()
         scalars.append(delimiter)
         for scalar in text.unicodeScalars {

@@ -13,7 +13,9 @@ public enum ETag {
     /// - Parameter version: The item's version.
     /// - Returns: The header value, e.g. `"AAAAAAAAB9E="`.
     public static func quote(_ version: String) -> String {
-        "\"" + version.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        // A version without a quote (a server's base64, say) is written as it is.
+        guard version.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + version + "\"" }
+        return "\"" + version.replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// The version a strong entity tag carries: quotes removed and `\"` unescaped; an unquoted
@@ -25,7 +27,9 @@ public enum ETag {
         let trimmed = tag.trimmingCharacters(in: .whitespaces)
         guard !trimmed.hasPrefix("W/"), !trimmed.isEmpty else { return nil }
         guard trimmed.count >= 2, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else { return trimmed }
-        return String(trimmed.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+        let inner = String(trimmed.dropFirst().dropLast())
+        guard inner.utf8.contains(UInt8(ascii: "\\")) else { return inner }
+        return inner.replacingOccurrences(of: "\\\"", with: "\"")
     }
 
     /// Whether an `If-Match` value lets a write proceed on an item whose version is `version`:

@@ -38,6 +38,34 @@ import Testing
         request.jsonObject?["operations"]?.arrayValue?.compactMap(\.objectValue) ?? []
     }
 
+    /// The answers of one recording are stored run by run (a run per table): each item still
+    /// gets its own answer.
+    @Test(arguments: StoreKind.allCases)
+    func eachAnswerIsStoredInItsOwnRowAcrossTables(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            for id in ["a", "b", "c"] { try await f.table().insert(todo(id, "new \(id)")) }
+            try await f.table("notes").insert(todo("n", "a note"))
+            for id in ["d", "e"] { try await f.table().insert(todo(id, "new \(id)")) }
+            Self.enqueueCapabilities(f)
+            let versioned: @Sendable (Int, JSONObject) -> JSONObject = { _, entry in
+                Self.created(entry, version: "s-" + (entry["item"]?.objectValue?["id"]?.stringValue ?? "?"))
+            }
+            Self.enqueueBatch(f, result: versioned)
+            f.transport.enqueueEcho(version: "s-n")
+            Self.enqueueBatch(f, result: versioned)
+            try await f.context.push()
+            #expect(try await f.context.pendingOperationsCount == 0)
+            for id in ["a", "b", "c", "d", "e"] {
+                let row = try await f.row(id)
+                #expect(row?["version"] == .string("s-\(id)"), "\(id)")
+                #expect(row?["text"] == .string("new \(id)"), "\(id)")
+            }
+            #expect(try await f.row("n", table: "notes")?["version"] == "s-n")
+            #expect(try await f.row("n") == nil, "the note stays in its own table")
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func consecutiveOperationsOfATableGoInOneRequestInQueueOrder(kind: StoreKind) async throws {
         try await withClient(kind) { f in

@@ -12,7 +12,7 @@ extension PostgresTableStorage {
         values[SystemProperty.id] = .string(id)
         values[SystemProperty.version] = .string(RowVersion.make())
         values[SystemProperty.deleted] = .bool(false)
-        let index = ColumnIndex(schema.columns.keys)
+        let index = schema.index
         var names: [SQLFragment] = [], written: [SQLFragment] = []
         if let owner = scope.owner {
             names.append("\(identifier: TableSchema.ownerColumn)")
@@ -42,7 +42,7 @@ extension PostgresTableStorage {
         var changes = schema.storable(values)
         changes.removeValue(forKey: SystemProperty.id)
         changes[SystemProperty.version] = .string(RowVersion.make())
-        let index = ColumnIndex(schema.columns.keys)
+        let index = schema.index
         var assignments: [SQLFragment] = []
         for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
             let column = index.column(named: name) ?? name

@@ -205,9 +205,14 @@ public struct TableSchema: Sendable, Hashable {
     public var name: String
     /// The columns a request may name (the system columns and the item properties; never the
     /// owner column), as stored, with their types.
-    public var columns: [String: ColumnType]
+    public var columns: [String: ColumnType] {
+        didSet { index = ColumnIndex(columns.keys) }
+    }
     /// Whether the table is per-user: every row has an owner.
     public var isPerUser: Bool
+    /// ``columns`` by name, matched as SQLite matches names (kept with them: every write
+    /// request looks names up in it).
+    private(set) var index: ColumnIndex
 
     /// A table's schema.
     ///
@@ -219,6 +224,26 @@ public struct TableSchema: Sendable, Hashable {
         self.name = name
         self.columns = columns
         self.isPerUser = isPerUser
+        self.index = ColumnIndex(columns.keys)
+    }
+
+    /// Whether two schemas name the same table with the same columns and kind.
+    ///
+    /// - Parameters:
+    ///   - lhs: A schema.
+    ///   - rhs: Another schema.
+    /// - Returns: `true` when name, columns and kind are equal.
+    public static func == (lhs: TableSchema, rhs: TableSchema) -> Bool {
+        lhs.name == rhs.name && lhs.columns == rhs.columns && lhs.isPerUser == rhs.isPerUser
+    }
+
+    /// Hashes the name, the columns and the kind.
+    ///
+    /// - Parameter hasher: The hasher.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(columns)
+        hasher.combine(isPerUser)
     }
 }
 
@@ -229,7 +254,7 @@ extension TableSchema {
     /// - Parameter columns: The columns a request needs.
     /// - Returns: Those to add.
     public func missingColumns(_ columns: [String: ColumnType]) -> [(name: String, type: ColumnType)] {
-        var index = ColumnIndex(self.columns.keys)
+        var index = self.index
         return columns.sorted { $0.key < $1.key }.filter { name, _ in
             defer { index.insert(name) }
             return index.column(named: name) == nil
@@ -249,8 +274,7 @@ extension TableSchema {
     /// The properties of `values` the table can store: a `null` property without a column has
     /// nothing to store and is left out.
     func storable(_ values: JSONObject) -> JSONObject {
-        let index = ColumnIndex(columns.keys)
-        return values.filter { name, value in value != .null || index.column(named: name) != nil }
+        values.filter { name, value in value != .null || index.column(named: name) != nil }
     }
 }
 
