@@ -6,10 +6,12 @@ public import FoundationNetworking
 
 /// The real transport: HTTP over `URLSession`.
 ///
-/// Why URLSession and not AsyncHTTPClient: the client SDK must stay small and link no SwiftNIO
-/// (AsyncHTTPClient pulls in swift-nio, swift-nio-ssl and BoringSSL; the client already links
-/// OpenSSL through SQLCipher), and URLSession is the platform's HTTP stack on Apple systems and
-/// in `FoundationNetworking` on Linux. The server side uses NIO; the client does not.
+/// Why URLSession and not AsyncHTTPClient: the client SDK stays small (AsyncHTTPClient pulls in
+/// swift-nio-extras, swift-nio-http2 and more; the client already links OpenSSL through
+/// SQLCipher), and URLSession is the platform's HTTP stack on Apple systems and in
+/// `FoundationNetworking` on Linux. One exception: on Linux, streamed requests
+/// (``openStream(_:)``, live sync's change stream) go over a small HTTP/1.1 client on SwiftNIO,
+/// because FoundationNetworking's task cancellation can stop the process.
 ///
 /// Every HTTP answer, error statuses included, comes back as a ``SyncResponse``; the call throws
 /// only when no answer arrived. Task cancellation cancels the request.
