@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// An HTTP/1.1 server on 127.0.0.1 and a port of its choosing that answers every request as its
 /// ``Script`` says and reports each request it read and each connection that closed, so that a
@@ -18,6 +19,8 @@ final class ScriptedHTTPServer: Sendable {
         case closeAfterFirstPiece
         /// Sends the head, both pieces and the end of the response.
         case complete
+        /// Never reads from the connection (a request's body fills the socket's buffers).
+        case stallReading
     }
 
     /// The first piece of every answered body.
@@ -28,30 +31,53 @@ final class ScriptedHTTPServer: Sendable {
     let port: Int
     /// The head of every request read, in order.
     let requests: AsyncStream<HTTPRequestHead>
+    /// The body of every request read, in order (empty when it had none).
+    let bodies: AsyncStream<Data>
+    /// One element per connection accepted.
+    let acceptedConnections: AsyncStream<Void>
     /// One element per connection that closed (whichever side closed it).
     let closedConnections: AsyncStream<Void>
     private let listener: any Channel
+    private let stalled: StalledChannels
 
     /// Starts a server answering by `script`.
     static func start(_ script: Script) async throws -> ScriptedHTTPServer {
         let (requests, request) = AsyncStream<HTTPRequestHead>.makeStream()
+        let (bodies, body) = AsyncStream<Data>.makeStream()
+        let (acceptedConnections, accepted) = AsyncStream<Void>.makeStream()
         let (closedConnections, closed) = AsyncStream<Void>.makeStream()
-        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let stalled = StalledChannels()
+        let events = ScriptedHandler.Events(request: request, body: body, accepted: accepted, closed: closed, stalled: stalled)
+        var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if case .stallReading = script {
+            // A small fixed receive buffer: a client's body stalls after a few kilobytes more
+            // than its own send buffer.
+            bootstrap = bootstrap.childChannelOption(ChannelOptions.socketOption(.so_rcvbuf), value: 65_536)
+        }
+        let listener =
+            try await bootstrap
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(
-                        ScriptedHandler(script: script, request: request, closed: closed))
+                    try channel.pipeline.syncOperations.addHandler(ScriptedHandler(script: script, events: events))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
         guard let port = listener.localAddress?.port else { throw ChannelError.unknownLocalAddress }
-        return ScriptedHTTPServer(port: port, requests: requests, closedConnections: closedConnections, listener: listener)
+        return ScriptedHTTPServer(
+            port: port, requests: requests, bodies: bodies, acceptedConnections: acceptedConnections,
+            closedConnections: closedConnections, listener: listener, stalled: stalled)
     }
 
-    private init(port: Int, requests: AsyncStream<HTTPRequestHead>, closedConnections: AsyncStream<Void>, listener: any Channel) {
+    private init(
+        port: Int, requests: AsyncStream<HTTPRequestHead>, bodies: AsyncStream<Data>, acceptedConnections: AsyncStream<Void>,
+        closedConnections: AsyncStream<Void>, listener: any Channel, stalled: StalledChannels
+    ) {
+        self.stalled = stalled
         self.port = port
         self.requests = requests
+        self.bodies = bodies
+        self.acceptedConnections = acceptedConnections
         self.closedConnections = closedConnections
         self.listener = listener
     }
@@ -59,6 +85,11 @@ final class ScriptedHTTPServer: Sendable {
     /// The URL of `path` (and query) on this server.
     func url(_ path: String, scheme: String = "http") -> URL {
         URL(string: "\(scheme)://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// Makes every connection that has stalled so far read again (and so see its client's end).
+    func resumeReading() {
+        for channel in stalled.take() { channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in } }
     }
 
     /// Stops listening (connections still open stay open).
@@ -72,32 +103,58 @@ private final class ScriptedHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    let script: ScriptedHTTPServer.Script
-    let request: AsyncStream<HTTPRequestHead>.Continuation
-    let closed: AsyncStream<Void>.Continuation
+    /// Where the handler reports what it read and saw.
+    struct Events: Sendable {
+        let request: AsyncStream<HTTPRequestHead>.Continuation
+        let body: AsyncStream<Data>.Continuation
+        let accepted: AsyncStream<Void>.Continuation
+        let closed: AsyncStream<Void>.Continuation
+        let stalled: StalledChannels
+    }
 
-    init(script: ScriptedHTTPServer.Script, request: AsyncStream<HTTPRequestHead>.Continuation, closed: AsyncStream<Void>.Continuation) {
+    let script: ScriptedHTTPServer.Script
+    let events: Events
+    private var body = Data()
+
+    init(script: ScriptedHTTPServer.Script, events: Events) {
         self.script = script
-        self.request = request
-        self.closed = closed
+        self.events = events
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // Before the channel's first read, which follows channelActive.
+        if case .stallReading = script {
+            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+            events.stalled.add(context.channel)
+        }
+        events.accepted.yield()
+        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): request.yield(head)
-        case .body: break
-        case .end: answer(context)
+        case .head(let head):
+            events.request.yield(head)
+        case .body(let buffer):
+            body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            events.body.yield(body)
+            body = Data()
+            answer(context)
         }
     }
 
     private func answer(_ context: ChannelHandlerContext) {
-        if case .holdBeforeHead = script { return }
+        switch script {
+        case .holdBeforeHead, .stallReading: return
+        case .holdAfterFirstPiece, .closeAfterFirstPiece, .complete: break
+        }
         let head = HTTPResponseHead(
             version: .http1_1, status: .ok, headers: ["Content-Type": "text/event-stream", "X-Script": "one", "x-script": "two"])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: ScriptedHTTPServer.firstPiece)))), promise: nil)
         switch script {
-        case .holdBeforeHead, .holdAfterFirstPiece:
+        case .holdBeforeHead, .holdAfterFirstPiece, .stallReading:
             break
         case .closeAfterFirstPiece:
             context.close(promise: nil)
@@ -108,8 +165,24 @@ private final class ScriptedHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        closed.yield()
+        events.closed.yield()
         context.fireChannelInactive()
+    }
+}
+
+/// The connections of a ``ScriptedHTTPServer/Script/stallReading`` server that do not read.
+final class StalledChannels: Sendable {
+    private let channels = Mutex<[any Channel]>([])
+
+    func add(_ channel: any Channel) {
+        channels.withLock { $0.append(channel) }
+    }
+
+    func take() -> [any Channel] {
+        channels.withLock { channels in
+            defer { channels = [] }
+            return channels
+        }
     }
 }
 

@@ -6,7 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-extension NIOStreamClient {
+extension NIOHTTPClient {
     /// The `URLError` URLSession reports for the same failure, so that callers (live sync's
     /// reconnection among them) see the same errors whichever stack carried the request.
     /// `CancellationError` and `URLError` pass through.
