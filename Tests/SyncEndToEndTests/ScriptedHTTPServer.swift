@@ -87,9 +87,10 @@ final class ScriptedHTTPServer: Sendable {
         URL(string: "\(scheme)://127.0.0.1:\(port)\(path)")!
     }
 
-    /// Makes every connection that has stalled so far read again (and so see its client's end).
-    func resumeReading() {
-        for channel in stalled.take() { channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in } }
+    /// Closes every connection that has stalled so far (a stalled connection reads nothing, so
+    /// it does not see its client's end by itself).
+    func closeStalledConnections() {
+        for channel in stalled.take() { channel.close(promise: nil) }
     }
 
     /// Stops listening (connections still open stay open).
