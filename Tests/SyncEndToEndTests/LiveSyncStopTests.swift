@@ -7,7 +7,7 @@ import Testing
 /// Live sync's `stop()` at the moment it is most likely to meet a request under way, many times
 /// in a row against a `sync-server` process. Its own suite, with room for a busy machine: 200
 /// starts and stops take several seconds on their own.
-@Suite(.timeLimit(.minutes(5))) struct LiveSyncStopTests {
+@Suite(.timeLimit(.minutes(10))) struct LiveSyncStopTests {
     /// Live sync stopped over and over just after it connected, while its first pull and the
     /// push of a local write are under way: every stop returns, no connection is left open, and
     /// the writes still reach the server afterwards.

@@ -11,7 +11,7 @@ import Testing
 /// that cancelling it at any moment — before the head, while the body is awaited, by dropping the
 /// body, or by the server closing — ends everything, closes the connection and leaves no socket
 /// open. Each moment is tried many times in a row against a server that holds its answer.
-@Suite(.timeLimit(.minutes(5))) struct StreamingTransportTests {
+@Suite(.timeLimit(.minutes(10))) struct StreamingTransportTests {
     static let iterations = 200
 
     static func request(_ server: ScriptedHTTPServer, scheme: String = "http") -> SyncRequest {

@@ -11,7 +11,7 @@ import Testing
 /// cancelling it at any moment — before the connection, while writing the body, while waiting
 /// for the head, while reading the body — throws the cancellation only once the connection is
 /// closed. Each moment is tried many times in a row against a server that holds its answer.
-@Suite(.timeLimit(.minutes(5))) struct WholeRequestTransportTests {
+@Suite(.timeLimit(.minutes(10))) struct WholeRequestTransportTests {
     static let iterations = 200
 
     static func request(_ server: ScriptedHTTPServer, scheme: String = "http", body: Data? = nil) -> SyncRequest {
