@@ -37,6 +37,9 @@ let package = Package(
         // PostgreSQL storage for the server (sync-server --database postgres://…).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
+        // The client's change stream on Linux (HTTPSyncTransport.openStream) and the tests' HTTP
+        // fixtures; the server has it through Hummingbird.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -54,9 +57,17 @@ let package = Package(
         // the store's error type; the store opens its encrypted databases through it.
         .target(name: "SyncKeyMaintenance", dependencies: ["SyncSQLite", "SyncSQL", "SyncKeys"]),
         .target(name: "SyncStore", dependencies: ["SyncKeyMaintenance", "SyncSQLite", "SyncSQL", "SyncKeys", "SyncWire"]),
+        // On Linux the change stream goes over SwiftNIO, not FoundationNetworking's URLSession
+        // (whose task cancellation can stop the process); Apple platforms keep URLSession.
         .target(
             name: "SyncClient",
-            dependencies: ["SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux])),
+            ]),
 
         .target(
             name: "SyncServer",
@@ -149,6 +160,8 @@ let package = Package(
             name: "SyncEndToEndTests",
             dependencies: [
                 "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         .testTarget(
             name: "TodoTests",

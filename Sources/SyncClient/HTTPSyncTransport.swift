@@ -4,12 +4,15 @@ public import Foundation
 public import FoundationNetworking
 #endif
 
-/// The real transport: HTTP over `URLSession`.
+/// The real transport: HTTP over `URLSession` on Apple platforms, over a small HTTP/1.1 client on
+/// SwiftNIO on Linux.
 ///
-/// Why URLSession and not AsyncHTTPClient: the client SDK must stay small and link no SwiftNIO
-/// (AsyncHTTPClient pulls in swift-nio, swift-nio-ssl and BoringSSL; the client already links
-/// OpenSSL through SQLCipher), and URLSession is the platform's HTTP stack on Apple systems and
-/// in `FoundationNetworking` on Linux. The server side uses NIO; the client does not.
+/// Why not AsyncHTTPClient: the client SDK stays small (AsyncHTTPClient pulls in
+/// swift-nio-extras, swift-nio-http2 and more; the client already links OpenSSL through
+/// SQLCipher). Why not URLSession on Linux: FoundationNetworking's task cancellation can stop the
+/// process or deadlock, and requests are cancelled at any moment (a cancelled pull or push, live
+/// sync's stop). On Linux every request, streamed (``openStream(_:)``) or not (``send(_:)``),
+/// goes over a connection of its own (`Connection: close`); the `session` is not used there.
 ///
 /// Every HTTP answer, error statuses included, comes back as a ``SyncResponse``; the call throws
 /// only when no answer arrived. Task cancellation cancels the request.
@@ -19,7 +22,8 @@ public struct HTTPSyncTransport: SyncTransport {
 
     /// Creates a transport.
     /// - Parameters:
-    ///   - session: the session to send with (default: an ephemeral session, no cookies, no cache).
+    ///   - session: the session to send with on Apple platforms (default: an ephemeral session,
+    ///     no cookies, no cache); not used on Linux.
     ///   - timeout: the request timeout in seconds.
     public init(session: URLSession? = nil, timeout: TimeInterval = 60) {
         self.session = session ?? URLSession(configuration: Self.defaultConfiguration())
@@ -42,10 +46,17 @@ public struct HTTPSyncTransport: SyncTransport {
         return urlRequest
     }
 
-    /// Sends the request and returns the answer, whatever its status.
+    /// Sends the request and returns the answer, whatever its status. It carries what
+    /// ``urlRequest(for:)`` builds (the body with its `Content-Length`), and may stay idle up to
+    /// the transport's timeout between two reads.
+    /// - Parameter request: the request.
+    /// - Returns: the status, the headers and the whole body.
     /// - Throws: the `URLError` when no answer arrived (or `CancellationError`).
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
         try Task.checkCancellation()
+        #if os(Linux)
+        return try await NIOHTTPClient.send(urlRequest(for: request))
+        #else
         let (data, response) = try await session.data(for: urlRequest(for: request))
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var headers: [String: String] = [:]
@@ -54,5 +65,6 @@ public struct HTTPSyncTransport: SyncTransport {
             headers[name] = value as? String ?? String(describing: value)
         }
         return SyncResponse(statusCode: http.statusCode, headers: headers, body: data)
+        #endif
     }
 }

@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -39,106 +38,21 @@ public protocol SyncStreamingTransport: SyncTransport {
 }
 
 extension HTTPSyncTransport: SyncStreamingTransport {
-    /// Sends `request` over a session of its own whose delegate hands each piece of the body on
-    /// as it arrives (FoundationNetworking has no `bytes(for:)`). The request may stay idle up to
-    /// the transport's timeout between two pieces.
+    /// Sends `request` and hands each piece of the body on as it arrives. On Linux it goes over
+    /// a connection of its own on SwiftNIO (HTTP/1.1, TLS for `https`) rather than URLSession,
+    /// so that cancelling it at any moment is safe; elsewhere over a URLSession whose delegate
+    /// yields the pieces. Either way it carries what ``urlRequest(for:)`` builds, and the
+    /// request may stay idle up to the transport's timeout between two pieces. Cancelling the
+    /// calling task, or ending the body's iteration, closes the connection.
     /// - Parameter request: the request.
     /// - Returns: the response head and its body stream.
     /// - Throws: the `URLError` when no answer arrived (or `CancellationError`).
     public func openStream(_ request: SyncRequest) async throws -> SyncStreamResponse {
         try Task.checkCancellation()
+        #if os(Linux)
+        return try await NIOHTTPClient.open(urlRequest(for: request))
+        #else
         return try await StreamingSession.shared.open(urlRequest(for: request))
-    }
-}
-
-/// One URLSession with a delegate, shared by every streamed request of the process: each task's
-/// head resumes its caller, each piece of its body is yielded to its stream.
-final class StreamingSession: NSObject, URLSessionDataDelegate, Sendable {
-    static let shared = StreamingSession()
-
-    private struct Pending {
-        var head: CheckedContinuation<SyncStreamResponse, any Error>?
-        var body: AsyncThrowingStream<Data, any Error>.Continuation
-        var stream: AsyncThrowingStream<Data, any Error>
-    }
-
-    private let tasks = Mutex<[Int: Pending]>([:])
-    private let session = Mutex<URLSession?>(nil)
-
-    private func urlSession() -> URLSession {
-        session.withLock { session in
-            if let session { return session }
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-            configuration.httpShouldSetCookies = false
-            let made = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-            session = made
-            return made
-        }
-    }
-
-    func open(_ request: URLRequest) async throws -> SyncStreamResponse {
-        let task = urlSession().dataTask(with: request)
-        let id = task.taskIdentifier
-        let (stream, body) = AsyncThrowingStream<Data, any Error>.makeStream()
-        body.onTermination = { [weak self] _ in self?.cancel(task) }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { head in
-                tasks.withLock { $0[id] = Pending(head: head, body: body, stream: stream) }
-                task.resume()
-            }
-        } onCancel: {
-            cancel(task)
-        }
-    }
-
-    /// Cancels a task that has not completed (FoundationNetworking stops the process when a
-    /// completed task is cancelled: its registry no longer knows it).
-    private func cancel(_ task: URLSessionDataTask) {
-        tasks.withLock { tasks in
-            guard tasks[task.taskIdentifier] != nil, task.state == .running || task.state == .suspended else { return }
-            task.cancel()
-        }
-    }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) {
-        let id = dataTask.taskIdentifier
-        let pending = tasks.withLock { tasks -> Pending? in
-            let pending = tasks[id]
-            tasks[id]?.head = nil
-            return pending
-        }
-        guard let pending, let head = pending.head else {
-            completionHandler(.cancel)
-            return
-        }
-        guard let http = response as? HTTPURLResponse else {
-            head.resume(throwing: URLError(.badServerResponse))
-            completionHandler(.cancel)
-            return
-        }
-        var headers: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            guard let name = name as? String else { continue }
-            headers[name] = value as? String ?? String(describing: value)
-        }
-        completionHandler(.allow)
-        head.resume(returning: SyncStreamResponse(statusCode: http.statusCode, headers: headers, body: pending.stream))
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let body = tasks.withLock { $0[dataTask.taskIdentifier]?.body }
-        body?.yield(data)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let pending = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let head = pending.head {
-            head.resume(throwing: error ?? URLError(.badServerResponse))
-        }
-        pending.body.finish(throwing: error)
+        #endif
     }
 }

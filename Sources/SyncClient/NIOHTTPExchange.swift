@@ -1,0 +1,214 @@
+#if os(Linux)
+import Foundation
+import FoundationNetworking
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// One exchange of ``NIOHTTPClient``: who waits for it (the head of a streamed response, or a
+/// whole response), the streamed body or the body collected so far, and the channel, shared by
+/// the channel's handler, the caller's cancellation and a streamed body's consumer.
+///
+/// Closing is one step whoever asks first: the channel is closed once (or refused when it is
+/// attached later). The caller and the consumer hear of the end only when it has happened — when
+/// the channel is inactive or the connection attempt failed — so nothing is left open behind a
+/// thrown error, nor behind a whole response.
+final class HTTPExchange: Sendable {
+    /// Who waits, and for what.
+    enum Waiter: Sendable {
+        /// The response's head, with the body's stream.
+        case stream(CheckedContinuation<SyncStreamResponse, any Error>)
+        /// The whole response, once its connection is closed.
+        case whole(CheckedContinuation<SyncResponse, any Error>)
+    }
+
+    private struct State {
+        var waiter: Waiter?
+        /// A streamed response's body: the stream handed over with the head, and its source.
+        var stream: AsyncThrowingStream<Data, any Error>?
+        var body: AsyncThrowingStream<Data, any Error>.Continuation?
+        /// A whole response as it arrives; `complete` once its end was read.
+        var response: SyncResponse?
+        var complete = false
+        var channel: (any Channel)?
+        /// Set by the first request to close; later channels are refused.
+        var closing = false
+        /// Why the exchange ends, when it ends by an error; the first reason wins.
+        var reason: (any Error)?
+    }
+
+    private let state = Mutex(State())
+
+    /// Records who waits, before anything can resume it.
+    func start(_ waiter: Waiter) {
+        var stream: AsyncThrowingStream<Data, any Error>?
+        var body: AsyncThrowingStream<Data, any Error>.Continuation?
+        if case .stream = waiter {
+            let (made, source) = AsyncThrowingStream<Data, any Error>.makeStream()
+            // The consumer ended or dropped the body, or its task was cancelled: should the end
+            // reach it still (the termination handler runs before the stream ends), it is a
+            // cancellation.
+            source.onTermination = { [weak self] _ in self?.close(because: CancellationError()) }
+            (stream, body) = (made, source)
+        }
+        state.withLock { state in
+            state.waiter = waiter
+            (state.stream, state.body) = (stream, body)
+        }
+    }
+
+    /// Keeps `channel` to close; false when the exchange is already closing.
+    func attach(_ channel: any Channel) -> Bool {
+        state.withLock { state in
+            guard !state.closing else { return false }
+            state.channel = channel
+            return true
+        }
+    }
+
+    /// Closes the connection (once, whoever asks): the consumer ended the body, the caller was
+    /// cancelled, the response ended, or the channel met `reason`.
+    func close(because reason: (any Error)?) {
+        let channel = state.withLock { state -> (any Channel)? in
+            if state.reason == nil { state.reason = reason }
+            guard !state.closing else { return nil }
+            state.closing = true
+            return state.channel
+        }
+        channel?.close(promise: nil)
+    }
+
+    /// The response's head arrived: a streamed response's caller gets it with the body's stream
+    /// (unless the exchange is closing: then the caller hears why once the channel is closed); a
+    /// whole response starts.
+    func received(status: Int, headers: [String: String]) {
+        let (waiter, stream) = state.withLock { state -> (Waiter?, AsyncThrowingStream<Data, any Error>?) in
+            guard !state.closing, let waiter = state.waiter else { return (nil, nil) }
+            guard case .stream = waiter else {
+                state.response = SyncResponse(statusCode: status, headers: headers)
+                return (nil, nil)
+            }
+            defer { (state.waiter, state.stream) = (nil, nil) }
+            return (waiter, state.stream)
+        }
+        guard case .stream(let head)? = waiter, let stream else { return }
+        head.resume(returning: SyncStreamResponse(statusCode: status, headers: headers, body: stream))
+    }
+
+    /// A piece of the body arrived.
+    func received(_ piece: Data) {
+        let body = state.withLock { state -> AsyncThrowingStream<Data, any Error>.Continuation? in
+            state.response?.body.append(piece)
+            return state.body
+        }
+        body?.yield(piece)
+    }
+
+    /// The response ended: a streamed body finishes, a whole response is complete; the
+    /// connection closes.
+    func ended() {
+        let body = state.withLock { state -> AsyncThrowingStream<Data, any Error>.Continuation? in
+            state.complete = state.response != nil
+            return state.body
+        }
+        body?.finish()
+        close(because: nil)
+    }
+
+    /// The channel is closed: a whole response that is complete goes to its caller; a caller
+    /// still waiting otherwise, or a body not finished, ends with the reason (the connection was
+    /// lost when there is none).
+    func closed() {
+        finish(URLError(.networkConnectionLost))
+    }
+
+    /// No connection was made.
+    func connectFailed(_ error: any Error) {
+        finish(NIOHTTPClient.urlError(for: error))
+    }
+
+    private func finish(_ fallback: any Error) {
+        // The stream leaves the lock with the rest: the last reference to it ends it, and its
+        // termination handler takes the lock.
+        let (waiter, _, body, response, reason) = state.withLock { state in
+            state.closing = true
+            state.channel = nil
+            defer { (state.waiter, state.stream, state.body, state.response) = (nil, nil, nil, nil) }
+            return (state.waiter, state.stream, state.body, state.complete ? state.response : nil, state.reason ?? fallback)
+        }
+        switch waiter {
+        case .stream(let head)?:
+            head.resume(throwing: reason)
+        case .whole(let answer)?:
+            if let response { answer.resume(returning: response) } else { answer.resume(throwing: reason) }
+        case nil:
+            break
+        }
+        body?.finish(throwing: reason)
+    }
+}
+
+/// The channel's last handler: sends the request when connected and hands the response to its
+/// exchange.
+final class HTTPExchangeHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let exchange: HTTPExchange
+    private let target: RequestTarget
+
+    init(exchange: HTTPExchange, target: RequestTarget) {
+        self.exchange = exchange
+        self.target = target
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(target.head)), promise: nil)
+        if let body = target.body {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            exchange.received(status: Int(head.status.code), headers: Self.headers(head.headers))
+        case .body(let buffer):
+            exchange.received(Data(buffer.readableBytesView))
+        case .end:
+            exchange.ended()
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        exchange.closed()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        exchange.close(because: NIOHTTPClient.urlError(for: error))
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            exchange.close(because: URLError(.timedOut))
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The response headers by name as the server spelled it; a repeated name's values joined
+    /// with ", ", as URLSession joins them.
+    static func headers(_ fields: HTTPHeaders) -> [String: String] {
+        var headers: [String: String] = [:]
+        var spelling: [String: String] = [:]
+        for (name, value) in fields {
+            let key = spelling[name.lowercased(), default: name]
+            spelling[name.lowercased()] = key
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        return headers
+    }
+}
+#endif

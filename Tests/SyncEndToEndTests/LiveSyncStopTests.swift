@@ -1,0 +1,37 @@
+import Foundation
+import SyncClient
+import SyncTestSupport
+import SyncWire
+import Testing
+
+/// Live sync's `stop()` at the moment it is most likely to meet a request under way, many times
+/// in a row against a `sync-server` process. Its own suite, with room for a busy machine: 200
+/// starts and stops take several seconds on their own.
+@Suite(.timeLimit(.minutes(10))) struct LiveSyncStopTests {
+    /// Live sync stopped over and over just after it connected, while its first pull and the
+    /// push of a local write are under way: every stop returns, no connection is left open, and
+    /// the writes still reach the server afterwards.
+    @Test func stoppingJustAfterConnectingEndsCleanly() async throws {
+        try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
+        let server = try ServerProcess()
+        let device = try await LiveSyncTests.Device.make(.plain, server: server.url)
+        for iteration in 0..<200 {
+            _ = try await device.table.insert(["text": .string("written before stop \(iteration)")])
+            let live = try device.context.startLiveSync([LiveSyncTable("todo")], options: LiveSyncTests.fast)
+            var events = live.events.makeAsyncIterator()
+            _ = await LiveSyncTests.waitFor(&events, LiveSyncTests.isConnected)
+            await live.stop()
+            #if os(Linux)
+            #expect(try LoopbackSockets.count(connectedTo: server.url.port ?? 0) == 0)
+            #endif
+        }
+        try await device.context.push()
+        #expect(try await device.context.pendingOperationsCount == 0)
+        let other = try await LiveSyncTests.Device.make(.plain, server: server.url)
+        _ = try await other.table.pull(Query())
+        #expect(try await other.table.read(Query()).items.count == 200)
+        await other.close()
+        await device.close()
+        server.stop()
+    }
+}

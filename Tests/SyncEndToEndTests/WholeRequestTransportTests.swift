@@ -1,0 +1,227 @@
+#if os(Linux)
+import Foundation
+import FoundationNetworking
+import NIOHTTP1
+import SyncClient
+import SyncTestSupport
+import SyncWire
+import Testing
+
+/// `HTTPSyncTransport.send` on Linux (SwiftNIO): what it sends, what it hands back, and that
+/// cancelling it at any moment — before the connection, while writing the body, while waiting
+/// for the head, while reading the body — throws the cancellation only once the connection is
+/// closed. Each moment is tried many times in a row against a server that holds its answer.
+@Suite(.timeLimit(.minutes(10))) struct WholeRequestTransportTests {
+    static let iterations = 200
+
+    static func request(_ server: ScriptedHTTPServer, scheme: String = "http", body: Data? = nil) -> SyncRequest {
+        SyncRequest(
+            method: body == nil ? .get : .post, url: server.url("/tables/todo?$top=2&$filter=text%20eq%20'a'", scheme: scheme),
+            headers: ["Accept": "application/json"], body: body)
+    }
+
+    /// Whether nothing of this process is connected to `port` any more.
+    static func noSocket(to port: Int) throws -> Bool {
+        try LoopbackSockets.count(connectedTo: port) == 0
+    }
+
+    @Test func theRequestCarriesItsBodyWithItsLengthAndTheResponseComesWhole() async throws {
+        let server = try await ScriptedHTTPServer.start(.complete)
+        let token = UUID().uuidString
+        let body = Data(#"{"id":"a","text":"\#(UUID().uuidString)"}"#.utf8)
+        var request = Self.request(server, body: body)
+        request.headers["Authorization"] = "Bearer " + token
+        request.headers[WireHeader.apiVersion] = WireHeader.apiVersionValue
+        request.headers["Content-Type"] = "application/json"
+        let response = try await HTTPSyncTransport().send(request)
+        // The connection is closed before the response is handed back.
+        #expect(try Self.noSocket(to: server.port))
+
+        var requests = server.requests.makeAsyncIterator()
+        let head = try #require(await requests.next())
+        #expect(head.method == .POST)
+        #expect(head.uri == "/tables/todo?$top=2&$filter=text%20eq%20'a'")
+        #expect(head.version == .http1_1)
+        #expect(head.headers["Host"] == ["127.0.0.1:\(server.port)"])
+        #expect(head.headers["Connection"] == ["close"])
+        #expect(head.headers["Content-Length"] == [String(body.count)])
+        #expect(head.headers["Transfer-Encoding"].isEmpty)
+        #expect(head.headers["Content-Type"] == ["application/json"])
+        #expect(head.headers["Accept"] == ["application/json"])
+        #expect(head.headers[WireHeader.apiVersion] == [WireHeader.apiVersionValue])
+        #expect(head.headers["Authorization"] == ["Bearer " + token])
+        var bodies = server.bodies.makeAsyncIterator()
+        #expect(await bodies.next() == body)
+
+        #expect(response.statusCode == 200)
+        #expect(response.header("content-type") == "text/event-stream")
+        #expect(response.header("X-Script") == "one, two")
+        #expect(String(decoding: response.body, as: UTF8.self) == ScriptedHTTPServer.firstPiece + ScriptedHTTPServer.secondPiece)
+
+        // Without a body: no Content-Length, nothing sent after the head.
+        _ = try await HTTPSyncTransport().send(Self.request(server))
+        let get = try #require(await requests.next())
+        #expect(get.method == .GET)
+        #expect(get.headers["Content-Length"].isEmpty)
+        #expect(await bodies.next() == Data())
+        try await server.stop()
+    }
+
+    @Test func requestsInARowEachComeWholeAndLeaveNoSocket() async throws {
+        let server = try await ScriptedHTTPServer.start(.complete)
+        let transport = HTTPSyncTransport()
+        var closed = server.closedConnections.makeAsyncIterator()
+        for iteration in 0..<Self.iterations {
+            let body = iteration % 2 == 0 ? nil : Data(repeating: UInt8(iteration % 256), count: iteration * 1_000)
+            let response = try await transport.send(Self.request(server, body: body))
+            #expect(response.body == Data((ScriptedHTTPServer.firstPiece + ScriptedHTTPServer.secondPiece).utf8))
+            #expect(try Self.noSocket(to: server.port))
+            #expect(await closed.next() != nil)
+        }
+        try await server.stop()
+    }
+
+    @Test func cancellingWhileWaitingForTheHeadThrowsCancellation() async throws {
+        let server = try await ScriptedHTTPServer.start(.holdBeforeHead)
+        let transport = HTTPSyncTransport()
+        var requests = server.requests.makeAsyncIterator()
+        var closed = server.closedConnections.makeAsyncIterator()
+        for _ in 0..<Self.iterations {
+            let caller = Task { try await transport.send(Self.request(server)) }
+            #expect(await requests.next() != nil)
+            caller.cancel()
+            await #expect(throws: CancellationError.self) { try await caller.value }
+            #expect(try Self.noSocket(to: server.port))
+            #expect(await closed.next() != nil)
+        }
+        try await server.stop()
+    }
+
+    @Test func cancellingWhileWritingTheBodyThrowsCancellation() async throws {
+        let server = try await ScriptedHTTPServer.start(.stallReading)
+        let transport = HTTPSyncTransport()
+        // Far more than the socket buffers hold while the server does not read.
+        let body = Data(repeating: 0x61, count: 8 << 20)
+        var accepted = server.acceptedConnections.makeAsyncIterator()
+        var closed = server.closedConnections.makeAsyncIterator()
+        for _ in 0..<Self.iterations {
+            let caller = Task { try await transport.send(Self.request(server, body: body)) }
+            #expect(await accepted.next() != nil)
+            caller.cancel()
+            await #expect(throws: CancellationError.self) { try await caller.value }
+            #expect(try Self.noSocket(to: server.port))
+            server.closeStalledConnections()
+            #expect(await closed.next() != nil)
+        }
+        try await server.stop()
+    }
+
+    @Test func cancellingAtAnyMomentThrowsCancellationAndLeavesNoSocket() async throws {
+        // The server sends the head and a first piece, then holds the rest.
+        let server = try await ScriptedHTTPServer.start(.holdAfterFirstPiece)
+        let transport = HTTPSyncTransport()
+        for iteration in 0..<Self.iterations {
+            let caller = Task {
+                // Every tenth caller is cancelled before it calls; the others somewhere while
+                // connecting, sending, or waiting for the head or the body.
+                if iteration % 10 == 0 { withUnsafeCurrentTask { $0?.cancel() } }
+                return try await transport.send(Self.request(server, body: iteration % 3 == 0 ? Data("{}".utf8) : nil))
+            }
+            for _ in 0..<(iteration % 7) { await Task.yield() }
+            caller.cancel()
+            await #expect(throws: CancellationError.self) { try await caller.value }
+            #expect(try Self.noSocket(to: server.port))
+        }
+        try await server.stop()
+    }
+
+    @Test func cancellingOnceTheServerAnsweredThrowsCancellation() async throws {
+        // The server sends the head and a first piece as soon as it read the request, then holds
+        // the rest: the caller is cancelled while the head or the body is on its way or awaited.
+        let server = try await ScriptedHTTPServer.start(.holdAfterFirstPiece)
+        let transport = HTTPSyncTransport()
+        var requests = server.requests.makeAsyncIterator()
+        var closed = server.closedConnections.makeAsyncIterator()
+        for iteration in 0..<Self.iterations {
+            let caller = Task { try await transport.send(Self.request(server)) }
+            #expect(await requests.next() != nil)
+            for _ in 0..<(iteration % 7) { await Task.yield() }
+            caller.cancel()
+            await #expect(throws: CancellationError.self) { try await caller.value }
+            #expect(try Self.noSocket(to: server.port))
+            #expect(await closed.next() != nil)
+        }
+        try await server.stop()
+    }
+
+    @Test func failuresAreTheURLErrorsURLSessionReports() async throws {
+        // Nobody listens any more.
+        let gone = try await ScriptedHTTPServer.start(.complete)
+        try await gone.stop()
+        let refused = await #expect(throws: URLError.self) { try await HTTPSyncTransport().send(Self.request(gone)) }
+        #expect(refused?.code == .cannotConnectToHost)
+
+        // A name that does not resolve (.invalid never does).
+        let nowhere = SyncRequest(method: .get, url: URL(string: "http://nowhere.invalid:8080/tables/todo")!)
+        let unknown = await #expect(throws: URLError.self) { try await HTTPSyncTransport().send(nowhere) }
+        #expect(unknown?.code == .cannotFindHost)
+
+        // Silence longer than the timeout, before the head and between two pieces.
+        let quick = HTTPSyncTransport(timeout: 0.2)
+        let silent = try await ScriptedHTTPServer.start(.holdBeforeHead)
+        let noHead = await #expect(throws: URLError.self) { try await quick.send(Self.request(silent)) }
+        #expect(noHead?.code == .timedOut)
+        let stalled = try await ScriptedHTTPServer.start(.holdAfterFirstPiece)
+        let idle = await #expect(throws: URLError.self) { try await quick.send(Self.request(stalled)) }
+        #expect(idle?.code == .timedOut)
+
+        // The server closing in the middle of the response.
+        let cut = try await ScriptedHTTPServer.start(.closeAfterFirstPiece)
+        let lost = await #expect(throws: URLError.self) { try await HTTPSyncTransport().send(Self.request(cut)) }
+        #expect(lost?.code == .networkConnectionLost)
+
+        // TLS to a server that speaks plain HTTP.
+        let notTLS = await #expect(throws: URLError.self) { try await HTTPSyncTransport().send(Self.request(silent, scheme: "https")) }
+        #expect(notTLS?.code == .secureConnectionFailed)
+
+        for server in [silent, stalled, cut] {
+            #expect(try Self.noSocket(to: server.port))
+            try await server.stop()
+        }
+    }
+
+    /// Pulls and inserts against a `sync-server` process, cancelled over and over at any moment;
+    /// every other one runs to its end.
+    @Test func aServersRequestsCancelledAtAnyMomentEndCleanly() async throws {
+        try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
+        let server = try ServerProcess()
+        let transport = HTTPSyncTransport()
+        let headers = [WireHeader.apiVersion: WireHeader.apiVersionValue, "Content-Type": "application/json"]
+        let table = server.url.appendingPathComponent("tables").appendingPathComponent("todo")
+        func insert() -> SyncRequest {
+            SyncRequest(method: .post, url: table, headers: headers, body: Data(#"{"id":"\#(UUID().uuidString)","text":"t"}"#.utf8))
+        }
+        // The table exists once it has an item.
+        #expect(try await transport.send(insert()).statusCode == 201)
+        var completed = 0
+        for iteration in 0..<Self.iterations {
+            let request = iteration % 4 < 2 ? SyncRequest(method: .get, url: table, headers: headers) : insert()
+            let caller = Task { try await transport.send(request) }
+            if iteration % 2 == 1 {
+                for _ in 0..<(iteration % 11) { await Task.yield() }
+                caller.cancel()
+            }
+            switch await caller.result {
+            case .success(let response):
+                #expect(response.isSuccess, "\(request) answered \(response.statusCode)")
+                completed += 1
+            case .failure(let error):
+                #expect(iteration % 2 == 1 && error is CancellationError, "\(request) failed with \(error)")
+            }
+            #expect(try Self.noSocket(to: server.url.port ?? 0))
+        }
+        #expect(completed >= Self.iterations / 2)
+        server.stop()
+    }
+}
+#endif
