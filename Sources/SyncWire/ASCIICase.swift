@@ -9,11 +9,16 @@ public enum ASCIICase {
     /// - Returns: the folded text; two texts match when their folds are equal.
     public static func fold(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            let isUpper = scalar.value >= 0x41 && scalar.value <= 0x5A  // "A"..."Z"
-            scalars.append(isUpper ? Unicode.Scalar(UInt8(scalar.value + 0x20)) : scalar)
+        // Byte by byte: the bytes of "A"..."Z" never occur inside a longer UTF-8 sequence, so
+        // lowering them changes exactly the ASCII capitals and keeps the text valid UTF-8.
+        let utf8 = text.utf8
+        return String(unsafeUninitializedCapacity: utf8.count) { buffer in
+            var written = 0
+            for byte in utf8 {
+                buffer[written] = byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+                written += 1
+            }
+            return written
         }
-        return String(scalars)
     }
 }
