@@ -1,4 +1,3 @@
-public import SyncSQL
 public import SyncWire
 
 /// A page of a list, written: the JSON text of an array of items, and how many items it holds.

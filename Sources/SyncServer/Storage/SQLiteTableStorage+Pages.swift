@@ -1,11 +1,11 @@
 import SQLiteNIO
-public import SyncSQL
+import SyncSQL
 public import SyncWire
 
 extension SQLiteTableStorage {
     /// The rows a query matches, written as a page straight from the result rows: each value read
-    /// as ``item(_:_:)`` reads it, the members in the order `JSONWriter` writes an item's, with
-    /// no dictionary per row.
+    /// through its column's declared type as a single item's are, the members in the order
+    /// `JSONWriter` writes an item's, with no dictionary per row (the owner column left out).
     ///
     /// - Parameters:
     ///   - query: The query.
