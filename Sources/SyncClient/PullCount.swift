@@ -22,8 +22,9 @@ struct PullCount {
     }
 
     /// Counts the items of `page` at `positions` (those written or deleted), after which the
-    /// pull's token is `token`.
-    mutating func add(_ positions: [Int], of page: PullPage, token: Int64) {
+    /// pull's token is `token`; `stamps` are the items' `updatedAt` in milliseconds
+    /// (``PullPage/updatedAtMilliseconds``), read only by an incremental pull.
+    mutating func add(_ positions: [Int], of page: PullPage, stamps: [Int64?], token: Int64) {
         guard incremental else {
             items += positions.count
             return
@@ -33,7 +34,7 @@ struct PullCount {
         for position in positions {
             let item = page.items[position]
             guard let id = item[SystemProperty.id]?.stringValue else { continue }
-            read.append((id, item[SystemProperty.updatedAt]?.stringValue.flatMap(DeltaToken.milliseconds(from:))))
+            read.append((id, stamps[position]))
         }
         for (id, stamp) in read where stamp == nil || stamp != boundary || !boundaryIDs.contains(id) {
             items += 1

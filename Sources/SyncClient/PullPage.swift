@@ -32,10 +32,10 @@ struct PullPage: Sendable {
             .malformedServerResponse, reason: "The server's page is not a JSON array of objects.", statusCode: statusCode)
     }
 
-    /// The latest `updatedAt` of the page in milliseconds, over every item (also those that will
-    /// be skipped or deleted); `nil` when no item has a readable one.
-    var maxUpdatedAt: Int64? {
-        items.compactMap { $0[SystemProperty.updatedAt]?.stringValue.flatMap(DeltaToken.milliseconds(from:)) }.max()
+    /// The `updatedAt` of each item in milliseconds, in the items' order; `nil` for an item
+    /// without a readable one. Read once per page, for the token and the count.
+    var updatedAtMilliseconds: [Int64?] {
+        items.map { $0[SystemProperty.updatedAt]?.stringValue.flatMap(DeltaToken.milliseconds(from:)) }
     }
 }
 
@@ -82,7 +82,8 @@ enum PullSteps {
         var deletes: [String] = []
         var applied: [Int] = []
         for (position, item) in page.items.enumerated() {
-            guard let id = item[SystemProperty.id]?.stringValue, ItemID.isValid(id), !pending.contains(ItemID.key(id)) else {
+            guard let id = item[SystemProperty.id]?.stringValue, ItemID.isValid(id), pending.isEmpty || !pending.contains(ItemID.key(id))
+            else {
                 continue
             }
             if item[SystemProperty.deleted]?.boolValue == true {

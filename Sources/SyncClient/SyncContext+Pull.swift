@@ -58,8 +58,10 @@ extension SyncContext {
             if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
             if page.items.isEmpty { break }
             checkpoint?(.pullPage)
+            // The latest `updatedAt` over every item (also those skipped or deleted).
+            let stamps = tokenKey == nil ? [] : page.updatedAtMilliseconds
             var advanced: (key: String, milliseconds: Int64)?
-            if let tokenKey, let latest = page.maxUpdatedAt, latest > token { advanced = (tokenKey, latest) }
+            if let tokenKey, let latest = stamps.lazy.compactMap({ $0 }).max(), latest > token { advanced = (tokenKey, latest) }
             let save = advanced
             received += page.items.count
             // The next request follows from this page alone: it is under way while this page is
@@ -82,11 +84,11 @@ extension SyncContext {
             if let next {
                 async let following = fetchPage(next, features: features, run: run)
                 let applied = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
-                record(applied, of: page, table: table, token: token, in: &count)
+                record(applied, of: page, stamps: stamps, table: table, token: token, in: &count)
                 fetched = try await following
             } else {
                 let applied = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
-                record(applied, of: page, table: table, token: token, in: &count)
+                record(applied, of: page, stamps: stamps, table: table, token: token, in: &count)
             }
         }
         emit(.pullFinished(table: table, items: count.items))
@@ -94,10 +96,12 @@ extension SyncContext {
         return count.items
     }
 
-    /// Counts the items of `page` at `applied` (after which the pull's token is `token`) and
-    /// reports the page.
-    private func record(_ applied: [Int], of page: PullPage, table: String, token: Int64, in count: inout PullCount) {
-        count.add(applied, of: page, token: token)
+    /// Counts the items of `page` at `applied` (after which the pull's token is `token`; `stamps`
+    /// are the items' `updatedAt` of an incremental pull) and reports the page.
+    private func record(
+        _ applied: [Int], of page: PullPage, stamps: [Int64?], table: String, token: Int64, in count: inout PullCount
+    ) {
+        count.add(applied, of: page, stamps: stamps, token: token)
         emit(.pagePulled(table: table, items: page.items.count, total: count.items))
     }
 

@@ -10,16 +10,18 @@ struct TableService: Sendable {
     let storage: any TableStorage
     let softDelete: Bool
 
-    func list(_ query: QueryDescription, scope: RowScope, includeDeleted: Bool) async throws -> QueryResult {
+    /// The page of items a list request returns, written, and the total count when the query
+    /// asks for it.
+    func list(_ query: QueryDescription, scope: RowScope, includeDeleted: Bool) async throws -> (page: ItemPage, totalCount: Int?) {
         guard try await storage.schema(of: query.table) != nil else {
             // Whether a per-user table exists says something about other users: it lists empty.
-            guard scope.owner == nil else { return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil) }
+            guard scope.owner == nil else { return (try ItemPage(items: []), query.includeTotalCount ? 0 : nil) }
             throw TableError.notFound("The table '\(query.table)' does not exist")
         }
         let hideDeleted = notDeleted(includeDeleted)
-        let items = try await storage.select(query, scope: scope, extraFilter: hideDeleted)
+        let page = try await storage.selectPage(query, scope: scope, extraFilter: hideDeleted)
         let count = query.includeTotalCount ? try await storage.count(query, scope: scope, extraFilter: hideDeleted) : nil
-        return QueryResult(items: items, totalCount: count)
+        return (page, count)
     }
 
     func read(table: String, id: String, scope: RowScope, includeDeleted: Bool) async throws -> JSONObject {

@@ -21,7 +21,7 @@ struct ItemWriter {
     private var keys: [ColumnKey: Int] = [:]
     /// The number of each spelling seen (the key of `id` is number 0, of `deleted` number 1: the
     /// protocol's flag is never stored).
-    private var numbers: [String: Int]
+    private var numbers: [String: Int] = [:]
     /// The column of each number once looked up (its stored spelling and its place among the
     /// table's columns by name); `.some(nil)` for `id` and a name without a column.
     private var columnOfNumber: [(name: String, rank: Int)??] = []
@@ -29,8 +29,10 @@ struct ItemWriter {
 
     init() {
         keys = [ColumnKey(SystemProperty.id): 0, ColumnKey(SystemProperty.deleted): 1]
-        numbers = [SystemProperty.id: 0, SystemProperty.deleted: 1]
     }
+
+    /// The number of distinct property names (spellings) of the items checked so far.
+    var spellingCount: Int { numbers.count }
 
     /// Checks every item: a valid string id, and no two properties naming one column.
     /// - Throws: ``StoreError/invalidItem(_:)``.

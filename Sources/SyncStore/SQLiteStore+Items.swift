@@ -98,7 +98,7 @@ extension StoreSession {
         var writer = ItemWriter()
         try writer.check(items)
         if !ignoreMissingColumns || schema.tables[ColumnKey(table)] == nil {
-            try ensureColumns(table, Self.newColumns(of: items, in: columnIndex(table)))
+            try ensureColumns(table, Self.newColumns(of: items, spellings: writer.spellingCount, in: columnIndex(table)))
         }
         guard let columns = schema.tables[ColumnKey(table)] else { return }
         try writer.write(items, table: table, columns: columns, in: self)
@@ -106,12 +106,14 @@ extension StoreSession {
 
     /// The columns `items` would add to a table with the columns `existing`: one per name, the
     /// first item that gives it a value sets its spelling and type; later spellings that differ
-    /// only by case are the same column. Each spelling is looked at until it is settled.
-    private static func newColumns(of items: [JSONObject], in existing: ColumnIndex) -> [String: ColumnType] {
+    /// only by case are the same column. Each spelling is looked at until it is settled, and the
+    /// items are read until all `count` spellings they have are.
+    private static func newColumns(of items: [JSONObject], spellings count: Int, in existing: ColumnIndex) -> [String: ColumnType] {
         var wanted: [String: ColumnType] = [:]
         var spellings = ColumnIndex([])
         var settled = Set<String>()
         for item in items {
+            if settled.count == count { break }
             for (name, value) in item where !settled.contains(name) {
                 if unstoredProperties.contains(ColumnKey(name)) || existing.column(named: name) != nil || spellings.column(named: name) != nil {
                     settled.insert(name)

@@ -39,21 +39,21 @@ struct TableController: Sendable {
             throw TableError.badRequest("You cannot request more than \(configuration.maxTop) records")
         }
         query.top = min(requestedTop, configuration.pageSize)
-        let result: QueryResult
+        let result: (page: ItemPage, totalCount: Int?)
         do {
             result = try await service.list(query, scope: try scope(table, context), includeDeleted: parsed.includeDeleted)
         } catch let error as QueryError {
             throw TableError.badRequest(error.message)
         }
+        let listed = result.page.count
         var headers: HTTPFields = [:]
-        if requestedTop > result.items.count, result.items.count == configuration.pageSize, let link = HTTPField.Name(WireHeader.link) {
-            headers[link] = nextLink(request, items: items, skip: (query.skip ?? 0) + result.items.count, top: requestedTop - result.items.count)
+        if requestedTop > listed, listed == configuration.pageSize, let link = HTTPField.Name(WireHeader.link) {
+            headers[link] = nextLink(request, items: items, skip: (query.skip ?? 0) + listed, top: requestedTop - listed)
         }
         if let count = result.totalCount {
-            return try JSONResponse.make(
-                ["results": JSONValue.array(result.items.map(JSONValue.object)), "count": .int(Int64(count))], headers: headers)
+            return JSONResponse.make(bytes: result.page.envelope(totalCount: count), headers: headers)
         }
-        return try JSONResponse.make(result.items, headers: headers)
+        return JSONResponse.make(bytes: result.page.bytes, headers: headers)
     }
 
     func read(_ request: Request, _ context: ServerRequestContext) async throws -> Response {

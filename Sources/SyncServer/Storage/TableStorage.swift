@@ -116,6 +116,19 @@ public protocol TableStorage: Sendable {
     /// - Throws: `QueryError` when the query names an unknown column; the engine's error.
     func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject]
 
+    /// The rows ``select(_:scope:extraFilter:)`` returns, as the JSON text of an array of items
+    /// (a page of a list): the same bytes `JSONWriter` writes for those rows. An engine may write
+    /// them straight from its result rows; the default selects the items and writes them.
+    ///
+    /// - Parameters:
+    ///   - query: The query (filter, order, top, skip, selection).
+    ///   - scope: The rows the request may see.
+    ///   - extraFilter: A filter ANDed with the query's, such as "not deleted".
+    /// - Returns: The page; empty when the table does not exist.
+    /// - Throws: `QueryError` when the query names an unknown column; `JSONError` for a value
+    ///   JSON cannot hold; the engine's error.
+    func selectPage(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> ItemPage
+
     /// The number of rows of `scope` a query's filter matches, ignoring top and skip.
     ///
     /// - Parameters:
