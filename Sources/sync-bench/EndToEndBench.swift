@@ -138,22 +138,33 @@ struct EndToEndBench {
             return sample
         }
         // The full pull and the observed pull take turns, run by run, so that each pair meets the
-        // same machine: the observer's cost is the median of the pairs' ratios.
+        // same machine (the first of a pair alternates): the observer's cost is the median of the
+        // pairs' ratios.
         var fullRecords: [BenchRecord] = [], observedRecords: [BenchRecord] = []
         for encrypted in Self.kinds where !selected.isDisjoint(with: [.fullPull, .observedPull]) {
             var full: [BenchSample] = [], observed: [BenchSample] = []
             for run in 0..<bench.pullRuns {
-                if selected.contains(.fullPull) {
+                func unobserved() async throws {
+                    guard selected.contains(.fullPull) else { return }
                     bench.progress("full pull of \(n) items, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
                     full.append(try await fullPull(encrypted, run: run))
                 }
-                if selected.contains(.observedPull) {
+                func withObserver() async throws {
+                    guard selected.contains(.observedPull) else { return }
                     bench.progress("full pull of \(n) items with one observer, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
                     let path = scratch.path("observed-pull-\(encrypted)-\(run).db")
                     defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
                     let sample = try await sample(.observedPull, store: path, encrypted: encrypted, server: server, count: n)
                     guard sample.items == n else { throw BenchError("the observed pull applied \(sample.items) items, not \(n)") }
                     observed.append(sample)
+                }
+                // Which goes first alternates, so that neither always meets the warmer machine.
+                if run.isMultiple(of: 2) {
+                    try await unobserved()
+                    try await withObserver()
+                } else {
+                    try await withObserver()
+                    try await unobserved()
                 }
             }
             if !full.isEmpty {
