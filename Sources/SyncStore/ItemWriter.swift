@@ -26,6 +26,11 @@ struct ItemWriter {
     /// table's columns by name); `.some(nil)` for `id` and a name without a column.
     private var columnOfNumber: [(name: String, rank: Int)??] = []
     private var statements: [[Int]: Statements] = [:]
+    /// The number of each property of the items last checked, item after item, each item's in
+    /// the order it lists them: ``write(_:table:columns:in:)`` reads its numbers here instead of
+    /// looking every name up again (a dictionary lists its members in the same order each time).
+    private var checkedNumbers: [Int] = []
+    private var checkedItems = 0
 
     init() {
         keys = [ColumnKey(SystemProperty.id): 0, ColumnKey(SystemProperty.deleted): 1]
@@ -38,25 +43,30 @@ struct ItemWriter {
     /// - Throws: ``StoreError/invalidItem(_:)``.
     mutating func check(_ items: [JSONObject]) throws {
         var seen: [Int] = []
+        checkedNumbers.removeAll(keepingCapacity: true)
+        checkedItems = 0
         for item in items {
             guard case .string(let id)? = item[SystemProperty.id], ItemID.isValid(id) else {
                 throw StoreError.invalidItem("every item needs a valid string id")
             }
             seen.removeAll(keepingCapacity: true)
             for name in item.keys { seen.append(number(of: name)) }
+            checkedNumbers.append(contentsOf: seen)
             seen.sort()
             if seen.indices.dropFirst().contains(where: { seen[$0] == seen[$0 - 1] }) {
                 // The general check names the two properties in its error.
                 try StoreSession.checkDistinctNames(item.keys, of: "properties")
             }
         }
+        checkedItems = items.count
     }
 
-    /// Writes checked `items` into `table`, whose columns are `columns`; a property without a
-    /// column is left out.
+    /// Writes `items`, the items last given to ``check(_:)``, into `table`, whose columns are
+    /// `columns`; a property without a column is left out.
     /// - Throws: SQLite's errors; ``StoreError/invalidItem(_:)`` for a value that cannot be
     ///   stored.
     mutating func write(_ items: [JSONObject], table: String, columns: [String: ColumnType], in session: StoreSession) throws {
+        guard checkedItems == items.count else { throw StoreError.invalidItem("the items were not checked before they were written") }
         let sorted = columns.keys.sorted()
         let index = ColumnIndex(sorted)
         let ranks = Dictionary(uniqueKeysWithValues: sorted.enumerated().map { ($0.element, $0.offset) })
@@ -65,15 +75,19 @@ struct ItemWriter {
         var signature: [Int] = []
         var current: Statements?
         var currentSignature: [Int] = []
+        var position = 0
         for item in items {
-            guard case .string(let id)? = item[SystemProperty.id] else { continue }
             pairs.removeAll(keepingCapacity: true)
             signature.removeAll(keepingCapacity: true)
+            var id: String?
             for (name, value) in item {
-                let number = number(of: name)
+                let number = checkedNumbers[position]
+                position += 1
+                if number == 0, case .string(let text) = value { id = text }
                 guard let column = column(of: number, name: name, in: index, ranks: ranks) else { continue }
                 pairs.append((number, column.name, column.rank, value))
             }
+            guard let id else { continue }
             // Columns in one order whatever the item's: sorted by their stored spelling.
             pairs.sort { $0.rank < $1.rank }
             for pair in pairs { signature.append(pair.number) }

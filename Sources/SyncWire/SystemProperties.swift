@@ -72,20 +72,22 @@ public enum ItemID {
     /// ``isValid(_:)`` for an id of ASCII characters only, byte by byte (each is one character,
     /// and the only control characters are U+0000–U+001F and U+007F); `nil` for another id.
     private static func asciiVerdict(_ id: String) -> Bool? {
-        var count = 0
-        var valid = true
-        for byte in id.utf8 {
-            guard byte < 0x80 else { return nil }
-            count += 1
-            switch byte {
-            case 0x00...0x1F, 0x7F, UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: "?"), UInt8(ascii: "\\"), UInt8(ascii: "/"),
-                UInt8(ascii: "`"):
-                valid = false
-            default:
-                break
+        var id = id
+        return id.withUTF8 { bytes -> Bool? in
+            var valid = true
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                switch byte {
+                case 0x00...0x1F, 0x7F, UInt8(ascii: "\""), UInt8(ascii: "+"), UInt8(ascii: "?"), UInt8(ascii: "\\"), UInt8(ascii: "/"),
+                    UInt8(ascii: "`"):
+                    valid = false
+                default:
+                    break
+                }
             }
+            let dots = bytes.count <= 2 && bytes.allSatisfy { $0 == UInt8(ascii: ".") }
+            return valid && !bytes.isEmpty && bytes.count <= 255 && !dots
         }
-        return valid && count >= 1 && count <= 255 && id != "." && id != ".."
     }
 
     /// A new id for an item inserted without one: a lowercase hyphenated UUID.
