@@ -72,4 +72,15 @@ public struct JSONRowWriter: Sendable {
         text.append(ASCII.closeBracket)
         return text
     }
+
+    /// The JSON text of the array of the rows appended, taken out of the writer without copying
+    /// it (``bytes`` copies the text to close its array); the writer then starts a new array.
+    /// - Returns: the same text as ``bytes``.
+    public mutating func finish() -> [UInt8] {
+        var text = [ASCII.openBracket]
+        swap(&text, &output.bytes)
+        text.append(ASCII.closeBracket)
+        count = 0
+        return text
+    }
 }

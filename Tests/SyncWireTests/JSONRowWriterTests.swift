@@ -34,6 +34,17 @@ import Testing
         #expect(try JSONParser.parseObjects(writer.bytes) == objects(names, rows))
     }
 
+    /// `finish()` hands over the text `bytes` shows, and the writer starts a new array.
+    @Test func finishingGivesTheTextAndStartsANewArray() throws {
+        var writer = try written(["a", "b"], [[1, "x"], [2, "y"]])
+        let shown = writer.bytes
+        #expect(writer.finish() == shown)
+        #expect(writer.count == 0)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[]")
+        try writer.append { [JSONValue.int(3), .string("z")][$0] }
+        #expect(String(decoding: writer.finish(), as: UTF8.self) == #"[{"a":3,"b":"z"}]"#)
+    }
+
     @Test func noRowsIsAnEmptyArray() throws {
         let writer = JSONRowWriter(names: ["a", "b"])
         #expect(writer.count == 0)

@@ -27,6 +27,7 @@ extension SQLiteTableStorage {
             let columns = row.columns
             try writer.append { position in JSONValue(sql: Self.value(columns[kept[position]].data), type: types[position]) }
         }
-        return ItemPage(bytes: writer.bytes, count: writer.count)
+        let count = writer.count
+        return ItemPage(bytes: writer.finish(), count: count)
     }
 }
