@@ -60,7 +60,7 @@ public final class PushOperation: Sendable {
         var lastResponse: SyncResponse?
         var mayHaveReachedServer: Bool
         /// The answer the first send takes instead of sending (the operation's batch result).
-        var answer: SyncResponse?
+        var answer: BatchAnswer?
     }
 
     /// The queued operation (kind, table, item id, queue position).
@@ -76,7 +76,7 @@ public final class PushOperation: Sendable {
     ///     ``execute()`` reads it instead of sending.
     init(
         operation: TableOperation, item: JSONObject, mayHaveReachedServer: Bool, connection: ServiceConnection, run: RunHandle,
-        answer: SyncResponse? = nil
+        answer: BatchAnswer? = nil
     ) {
         self.operation = operation
         self.state = Mutex(State(item: item, mayHaveReachedServer: mayHaveReachedServer, answer: answer))
@@ -135,8 +135,10 @@ public final class PushOperation: Sendable {
             return (state.item, state.answer)
         }
         let response: SyncResponse
+        var body: JSONObject?? = nil
         if let answer {
-            response = answer
+            response = answer.response
+            body = .some(answer.item)
         } else {
             let request = try makeRequest(item: item)
             do {
@@ -150,12 +152,12 @@ public final class PushOperation: Sendable {
             state.lastResponse = response
             if PushAnswer.leavesOutcomeOpen(response.statusCode) { state.mayHaveReachedServer = true }
         }
-        if response.isSuccess { return try accepted(response) }
+        if response.isSuccess { return try accepted(response, body: body) }
         let status = response.statusCode
         if operation.kind == .delete, status == 404 || status == 410 { return nil }
         let aboutTheItem = status == 409 || status == 412 || (operation.kind == .update && (status == 404 || status == 410))
         guard aboutTheItem else { throw ServiceConnection.error(for: response) }
-        let copy = try await serverCopy(after: response)
+        let copy = try await serverCopy(after: response, body: body)
         if operation.kind == .delete {
             if copy.state == .deleted || copy.state == .missing { return nil }
         } else if mayHaveReachedServer, copy.state == .present, let server = copy.item,
@@ -167,13 +169,25 @@ public final class PushOperation: Sendable {
     }
 
     /// The item of a 2xx answer; an update answered with the item deleted did not apply.
-    private func accepted(_ response: SyncResponse) throws -> JSONObject? {
-        if operation.kind == .delete || response.body.isEmpty { return nil }
+    /// - Parameter body: the answer's item when it was read already (a batch result: `.some(nil)`
+    ///   for a result without an object body), `nil` to read it from the response.
+    private func accepted(_ response: SyncResponse, body: JSONObject??) throws -> JSONObject? {
+        if operation.kind == .delete { return nil }
+        if case .some(let item) = body {
+            if let item { return try accepted(item, statusCode: response.statusCode) }
+            // No object: no body at all, or one that is not an item (read as a single answer is).
+            if response.body.isEmpty { return nil }
+        }
+        if response.body.isEmpty { return nil }
         guard let serverItem = ServiceConnection.item(from: response) else {
             throw SyncError(.malformedServerResponse, reason: "The server's answer is not a JSON object.", statusCode: response.statusCode)
         }
+        return try accepted(serverItem, statusCode: response.statusCode)
+    }
+
+    private func accepted(_ serverItem: JSONObject, statusCode: Int) throws -> JSONObject {
         if operation.kind == .update, PushAnswer.isDeleted(serverItem) {
-            throw PushAnswer.refusal(statusCode: response.statusCode, copy: PushAnswer.ServerCopy(item: serverItem))
+            throw PushAnswer.refusal(statusCode: statusCode, copy: PushAnswer.ServerCopy(item: serverItem))
         }
         return serverItem
     }
@@ -181,8 +195,9 @@ public final class PushOperation: Sendable {
     /// The server's copy of the item behind a refusal: the answer's body when it is the server's
     /// item, else read by id with the deleted ones (a transport failure of that read aborts the
     /// push; the operation stays queued).
-    private func serverCopy(after response: SyncResponse) async throws -> PushAnswer.ServerCopy {
-        if let item = ServiceConnection.item(from: response), item[SystemProperty.version]?.stringValue != nil {
+    private func serverCopy(after response: SyncResponse, body: JSONObject??) async throws -> PushAnswer.ServerCopy {
+        let answered = body ?? ServiceConnection.item(from: response)
+        if let item = answered, item[SystemProperty.version]?.stringValue != nil {
             return PushAnswer.ServerCopy(item: item)
         }
         let url = try connection.tableURL(operation.table, id: operation.itemId, query: [(WireHeader.includeDeleted, "true")])

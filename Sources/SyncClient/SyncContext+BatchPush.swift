@@ -70,7 +70,8 @@ extension SyncContext {
         default:
             // The batch as a whole was refused or failed: each operation had that answer.
             var outcomes: [Outcome] = []
-            for claimed in group { outcomes.append(await pushOne(claimed, connection: connection, run: run, answer: response)) }
+            let answer = BatchAnswer(response: response, item: ServiceConnection.item(from: response))
+            for claimed in group { outcomes.append(await pushOne(claimed, connection: connection, run: run, answer: answer)) }
             return outcomes
         }
     }
@@ -105,24 +106,42 @@ extension SyncContext {
     }
 
     /// Each result of a batch answer as the response its own request would have had (status,
-    /// `ETag`, JSON body); `nil` when the answer is not of that form.
-    private static func batchAnswers(_ response: SyncResponse) -> [SyncResponse]? {
+    /// `ETag`, JSON body), its body read once: an item is carried as it was parsed (a success's
+    /// body bytes are not written again; a refusal keeps them for its error record); `nil` when
+    /// the answer is not of that form.
+    private static func batchAnswers(_ response: SyncResponse) -> [BatchAnswer]? {
         guard let answer = try? JSONCoding.decode(JSONObject.self, from: response.body), case .array(let results)? = answer["results"] else {
             return nil
         }
-        var answers: [SyncResponse] = []
+        var answers: [BatchAnswer] = []
         answers.reserveCapacity(results.count)
         for result in results {
             guard case .object(let result) = result, let status = result["status"]?.intValue, (100..<600).contains(status) else { return nil }
             var headers: [String: String] = [:]
-            if let etag = result["etag"]?.stringValue { headers[WireHeader.eTag] = etag }
+            let etag = result["etag"]?.stringValue
+            if let etag { headers[WireHeader.eTag] = etag }
+            var item: JSONObject?
+            if case .object(var object)? = result["body"] {
+                if let etag, let version = ETag.version(from: etag) { object[SystemProperty.version] = .string(version) }
+                item = object
+            }
             var body = Data()
-            if let content = result["body"], !content.isNull {
+            if let content = result["body"], !content.isNull, item == nil || !(200..<300).contains(status) {
                 guard let encoded = try? JSONCoding.encode(content) else { return nil }
                 body = encoded
             }
-            answers.append(SyncResponse(statusCode: Int(status), headers: headers, body: body))
+            answers.append(BatchAnswer(response: SyncResponse(statusCode: Int(status), headers: headers, body: body), item: item))
         }
         return answers
     }
+}
+
+/// One result of a batch answer: the response the operation's own request would have had, and
+/// its body as an item, read once.
+struct BatchAnswer: Sendable {
+    /// Status, `ETag` and body (a success's item is carried in ``item`` only).
+    let response: SyncResponse
+    /// The body's JSON object with a strong `ETag` as its version; `nil` when the body is empty
+    /// or not an object.
+    let item: JSONObject?
 }

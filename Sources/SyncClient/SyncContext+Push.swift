@@ -180,7 +180,7 @@ extension SyncContext {
 
     /// Sends one operation through the conflict handler (or directly) and classifies the result.
     /// With `answer` (the operation's result in a batch), its first send is that answer.
-    func pushOne(_ claimed: ClaimedOperation, connection: ServiceConnection, run: RunHandle, answer: SyncResponse? = nil) async -> Outcome {
+    func pushOne(_ claimed: ClaimedOperation, connection: ServiceConnection, run: RunHandle, answer: BatchAnswer? = nil) async -> Outcome {
         let record = claimed.record
         guard let item = claimed.item else {
             let missing = SyncError(.invalidItem, reason: "The item is missing from the local table.")

@@ -33,7 +33,8 @@ extension TableController {
         let scope = try scope(table, context)
         let operations = try BatchOperation.parse(try await body(request), limit: configuration.maxBatchOperations)
         let service = self.service
-        let results = try await service.storage.inTransaction {
+        let ids = operations.compactMap(\.writtenID)
+        let results = try await service.storage.inTransaction(table: table, scope: scope, ids: ids) {
             var results: [JSONValue] = []
             results.reserveCapacity(operations.count)
             for operation in operations {
@@ -71,6 +72,13 @@ struct BatchOperation: Sendable {
     let id: String?
     let item: JSONObject
     let ifMatch: String?
+
+    /// The id the operation writes: an insert's item id, or the id of an update or delete.
+    var writtenID: String? {
+        if method != .insert { return id }
+        if case .string(let id)? = item[SystemProperty.id], ItemID.isValid(id) { return id }
+        return nil
+    }
 
     /// The operations of a batch body; a 400 naming the first problem when it is not well formed.
     static func parse(_ body: JSONObject, limit: Int) throws -> [BatchOperation] {

@@ -11,6 +11,7 @@ extension SQLiteTableStorage {
         values[SystemProperty.id] = .string(id)
         values[SystemProperty.version] = .string(RowVersion.make())
         values[SystemProperty.deleted] = .bool(false)
+        if batchRows(table, scope) != nil { return try await batchInsert(values, schema, table: table, id: id, scope: scope) }
         var names: [SQLFragment] = [], selected: [SQLFragment] = []
         if let owner = scope.owner {
             names.append("\(identifier: TableSchema.ownerColumn)")
@@ -44,6 +45,14 @@ extension SQLiteTableStorage {
         var changes = schema.storable(values)
         changes.removeValue(forKey: SystemProperty.id)
         changes[SystemProperty.version] = .string(RowVersion.make())
+        if batchRows(table, scope) != nil {
+            return try await batchWrite(schema, table: table, id: id, scope: scope, condition: condition) { row in
+                for (name, value) in changes {
+                    let column = try Self.column(name, schema)
+                    row[column] = Self.stored(try SQLValue(json: value), as: schema.columns[column])
+                }
+            }
+        }
         var assignments: [SQLFragment] = []
         for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
             assignments.append("\(identifier: name) = \(bind: try SQLValue(json: value))")
@@ -60,6 +69,9 @@ extension SQLiteTableStorage {
 
     public func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult {
         guard let schema = try scoped(table, scope) else { return .missing }
+        if batchRows(table, scope) != nil {
+            return try await batchWrite(schema, table: table, id: id, scope: scope, condition: condition, removing: true) { _ in }
+        }
         let sql: SQLFragment = "DELETE FROM \(identifier: schema.name) WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *"
         return try await write(sql, schema, table: table, id: id) { [self] in
             try await current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
@@ -67,6 +79,70 @@ extension SQLiteTableStorage {
     }
 
     // MARK: helpers
+
+    /// An insert of a batch (see ``inTransaction(table:scope:ids:_:)``): a conflict when the id has
+    /// a row, else the row stamped now, every other column `NULL`.
+    private func batchInsert(
+        _ values: JSONObject, _ schema: TableSchema, table: String, id: String, scope: RowScope
+    ) async throws
+        -> WriteResult
+    {
+        await observer?.write(.committing(updatedAt: nil), table: table, id: id)
+        let result = try await decideBatchInsert(values, schema, id: id, scope: scope)
+        await observer?.write(.finished, table: table, id: id)
+        return result
+    }
+
+    private func decideBatchInsert(_ values: JSONObject, _ schema: TableSchema, id: String, scope: RowScope) async throws -> WriteResult {
+        if let existing = try await batchRow(id, schema, scope) { return .conflict(Self.item(existing, schema)) }
+        var row: [String: SQLValue] = [:]
+        for (name, value) in values {
+            let column = try Self.column(name, schema)
+            row[column] = Self.stored(try SQLValue(json: value), as: schema.columns[column])
+        }
+        let stamp = SQLValue.text(clock.next(for: schema.name))
+        row[SystemProperty.createdAt] = stamp
+        row[SystemProperty.updatedAt] = stamp
+        batchRows?.set(ColumnKey(id), row)
+        return .written(Self.item(row, schema))
+    }
+
+    /// An update or delete of a batch: `.missing` or `.conflict` as the statement would find, else
+    /// the row changed by `change` and stamped now (an update), or removed (a delete).
+    private func batchWrite(
+        _ schema: TableSchema, table: String, id: String, scope: RowScope, condition: WriteCondition, removing: Bool = false,
+        change: (inout [String: SQLValue]) throws -> Void
+    ) async throws -> WriteResult {
+        await observer?.write(.committing(updatedAt: nil), table: table, id: id)
+        let result = try await decideBatchWrite(schema, id: id, scope: scope, condition: condition, removing: removing, change: change)
+        await observer?.write(.finished, table: table, id: id)
+        return result
+    }
+
+    private func decideBatchWrite(
+        _ schema: TableSchema, id: String, scope: RowScope, condition: WriteCondition, removing: Bool,
+        change: (inout [String: SQLValue]) throws -> Void
+    ) async throws -> WriteResult {
+        guard var row = try await batchRow(id, schema, scope) else { return .missing }
+        let versionHolds = condition.version.map { row[SystemProperty.version] == .text($0) } ?? true
+        let deletedHolds = condition.deleted.map { row[SystemProperty.deleted] == .integer($0 ? 1 : 0) } ?? true
+        guard versionHolds && deletedHolds else { return .conflict(Self.item(row, schema)) }
+        guard case .text(let storedID)? = row[SystemProperty.id] else { return .missing }
+        if removing {
+            batchRows?.set(ColumnKey(storedID), nil)
+            return .written(Self.item(row, schema))
+        }
+        try change(&row)
+        row[SystemProperty.updatedAt] = .text(clock.next(for: schema.name))
+        batchRows?.set(ColumnKey(storedID), row)
+        return .written(Self.item(row, schema))
+    }
+
+    /// The stored spelling of the column `name` refers to.
+    private static func column(_ name: String, _ schema: TableSchema) throws -> String {
+        guard let column = schema.index.column(named: name) else { throw BatchColumnMissing() }
+        return column
+    }
 
     /// Runs a write statement: the row it returns is the stored one; when it returns none (its
     /// condition did not hold), `unmet` says why. The observer sees the write before its

@@ -37,6 +37,9 @@ public actor SQLiteTableStorage: TableStorage {
     /// Writes and schema changes take turns here while a batch transaction holds it
     /// (``inTransaction(_:)``), so that no other caller's write joins the batch's transaction.
     let writeGate = AsyncSerialGate()
+    /// The rows of the running batch of one table's writes
+    /// (``inTransaction(table:scope:ids:_:)``), `nil` outside one.
+    var batchRows: BatchRows?
     /// The storage whose batch transaction the current task runs in, if any.
     @TaskLocal static var transactionOwner: ObjectIdentifier?
 
@@ -82,6 +85,9 @@ public actor SQLiteTableStorage: TableStorage {
 
     /// A call of the stamp function without a table name (a statement of this file is wrong).
     struct StampArgumentMissing: Error {}
+
+    /// A write of a batch names a property with no column (a caller skipped ``ensureColumns(_:scope:_:)``).
+    struct BatchColumnMissing: Error {}
 
     /// The SQL function that stamps a write: `ciphersync_stamp(table)`.
     static let stampFunction = "ciphersync_stamp"
@@ -166,6 +172,7 @@ public actor SQLiteTableStorage: TableStorage {
 
     public func row(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
         guard let schema = try scoped(table, scope) else { return nil }
+        if batchRows(table, scope) != nil { return try await batchRow(id, schema, scope).map { Self.item($0, schema) } }
         let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
         return try await rows(sql.statement(in: .sqlite), schema).first
     }

@@ -74,6 +74,22 @@ public protocol TableStorage: Sendable {
     /// - Throws: What `body` throws, or the engine's error when the transaction fails.
     func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
 
+    /// Runs a batch of writes of one table as ``inTransaction(_:)`` does, knowing the ids the
+    /// writes name: an engine may read those rows at once and write the batch's changes as a few
+    /// statements at its end. Each write's result is the one it would have had on its own, after
+    /// the batch's earlier writes. The default runs ``inTransaction(_:)``.
+    ///
+    /// - Parameters:
+    ///   - table: The table every write of `body` names.
+    ///   - scope: The scope of every write of `body`.
+    ///   - ids: The ids the writes name (an insert without an id names none).
+    ///   - body: The writes.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or the engine's error when the transaction fails.
+    func inTransaction<T: Sendable>(
+        table: String, scope: RowScope, ids: [String], _ body: @Sendable () async throws -> T
+    ) async throws -> T
+
     /// Checks that the storage answers (a trivial query).
     ///
     /// - Throws: The engine's error when it does not.
@@ -361,5 +377,20 @@ extension TableStorage {
     /// - Throws: What `body` throws.
     public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await body()
+    }
+
+    /// Runs ``inTransaction(_:)``: each write reads and writes its row itself.
+    ///
+    /// - Parameters:
+    ///   - table: The table the writes name.
+    ///   - scope: Their scope.
+    ///   - ids: The ids they name.
+    ///   - body: The writes.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or the engine's error.
+    public func inTransaction<T: Sendable>(
+        table: String, scope: RowScope, ids: [String], _ body: @Sendable () async throws -> T
+    ) async throws -> T {
+        try await inTransaction(body)
     }
 }
