@@ -11,14 +11,20 @@ public import FoundationNetworking
 /// swift-nio-extras, swift-nio-http2 and more; the client already links OpenSSL through
 /// SQLCipher). Why not URLSession on Linux: FoundationNetworking's task cancellation can stop the
 /// process or deadlock, and requests are cancelled at any moment (a cancelled pull or push, live
-/// sync's stop). On Linux every request, streamed (``openStream(_:)``) or not (``send(_:)``),
-/// goes over a connection of its own (`Connection: close`); the `session` is not used there.
+/// sync's stop). On Linux a whole request (``send(_:)``) goes over a kept-alive connection of the
+/// transport's own pool (copies of a transport share it; its idle connections are closed a few
+/// seconds after their last use, or when the last copy goes away), a streamed one
+/// (``openStream(_:)``) over a connection of its own (`Connection: close`); the `session` is not
+/// used there.
 ///
 /// Every HTTP answer, error statuses included, comes back as a ``SyncResponse``; the call throws
 /// only when no answer arrived. Task cancellation cancels the request.
 public struct HTTPSyncTransport: SyncTransport {
     private let session: URLSession
     private let timeout: TimeInterval
+    #if os(Linux)
+    private let client = NIOHTTPClient()
+    #endif
 
     /// Creates a transport.
     /// - Parameters:
@@ -55,7 +61,7 @@ public struct HTTPSyncTransport: SyncTransport {
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
         try Task.checkCancellation()
         #if os(Linux)
-        return try await NIOHTTPClient.send(urlRequest(for: request))
+        return try await client.send(urlRequest(for: request))
         #else
         let (data, response) = try await session.data(for: urlRequest(for: request))
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
@@ -67,4 +73,14 @@ public struct HTTPSyncTransport: SyncTransport {
         return SyncResponse(statusCode: http.statusCode, headers: headers, body: data)
         #endif
     }
+
+    #if os(Linux)
+    /// How many kept-alive connections wait idle for the next request.
+    var idleConnectionCount: Int { client.pool.count }
+
+    /// Closes the kept-alive connections no request is using, and returns once they are closed.
+    func closeIdleConnections() async {
+        await client.closeIdleConnections()
+    }
+    #endif
 }

@@ -6,54 +6,100 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The requests of ``HTTPSyncTransport`` on Linux: HTTP/1.1 over SwiftNIO, one connection per
-/// request (`Connection: close`), on NIO's shared event loops.
+/// The requests of ``HTTPSyncTransport`` on Linux: HTTP/1.1 over SwiftNIO, on NIO's shared event
+/// loops.
+///
+/// A whole request (``send(_:)``) goes over a kept-alive connection of this client's pool (see
+/// ``HTTPConnectionPool``) when one to the same scheme, host and port is idle, and over a new one
+/// otherwise; the connection goes back to the pool once its response was read to its end and
+/// neither side asked to close it. A streamed request (``open(_:)``) has a connection of its own
+/// (`Connection: close`).
 ///
 /// FoundationNetworking's `URLSessionTask.cancel()` races the task's own completion and can stop
 /// the process or deadlock; requests are cancelled at any moment (live sync's `stop()`, a
 /// consumer that goes away, a cancelled pull or push), so on Linux none goes through URLSession.
-/// Cancelling here only closes a channel: whatever the moment, the connection is closed once and
-/// everything waiting on it ends.
-enum NIOHTTPClient {
-    /// Sends `request` and returns once the response's head has arrived.
+/// Cancelling here only closes a channel: whatever the moment, the connection is closed once,
+/// never goes back to the pool, and everything waiting on it ends.
+final class NIOHTTPClient: Sendable {
+    /// The idle kept-alive connections of whole requests.
+    let pool: HTTPConnectionPool
+
+    /// Creates a client with an empty pool.
+    /// - Parameters:
+    ///   - maximumIdle: how many idle connections the pool keeps per scheme, host and port.
+    ///   - idleTimeout: how long an idle connection is kept before it is closed: shorter than
+    ///     common servers' keep-alive timeouts, so that the client is the one to close.
+    init(maximumIdle: Int = 8, idleTimeout: TimeAmount = .seconds(4)) {
+        pool = HTTPConnectionPool(maximumIdle: maximumIdle, idleTimeout: idleTimeout)
+    }
+
+    /// Sends `request` over a connection of its own and returns once the response's head has
+    /// arrived.
     /// - Parameter request: the request as ``HTTPSyncTransport/urlRequest(for:)`` builds it: its
     ///   method, URL, headers and body; its timeout is the longest wait between two reads.
     /// - Returns: the status, the headers and the body as it arrives.
     /// - Throws: a `URLError` when no answer arrived, `CancellationError` when the calling task
     ///   was cancelled first.
     static func open(_ request: URLRequest) async throws -> SyncStreamResponse {
-        try await exchange(request) { $0.start(.stream($1)) }
+        try Task.checkCancellation()
+        let target = try RequestTarget(request, keepAlive: false)
+        return try await exchange(target, on: nil, pool: nil) { $0.start(.stream($1)) }
     }
 
     /// Sends `request` and returns the whole response once it has ended and its connection is
-    /// closed.
+    /// back in the pool or closed.
+    ///
+    /// A kept-alive connection may be found closed by the server just as the request is written.
+    /// The request is then sent once more, on a new connection, only when nothing of the response
+    /// had arrived and either the request had not been written or it is a GET or a HEAD: a
+    /// request that changes something is never sent twice.
     /// - Parameter request: the request as ``HTTPSyncTransport/urlRequest(for:)`` builds it.
     /// - Returns: the status, the headers and the body.
     /// - Throws: a `URLError` when no complete answer arrived, `CancellationError` when the
     ///   calling task was cancelled first.
-    static func send(_ request: URLRequest) async throws -> SyncResponse {
-        try await exchange(request) { $0.start(.whole($1)) }
+    func send(_ request: URLRequest) async throws -> SyncResponse {
+        try Task.checkCancellation()
+        let target = try RequestTarget(request, keepAlive: true)
+        if let idle = pool.take(target.key) {
+            do {
+                return try await Self.exchange(target, on: idle, pool: pool) { $0.start(.whole($1)) }
+            } catch is HTTPExchange.StaleConnection {
+                // The server had closed the idle connection: once more on a new one.
+            }
+        }
+        return try await Self.exchange(target, on: nil, pool: pool) { $0.start(.whole($1)) }
     }
 
-    /// Runs one exchange: connects, sends, and waits for what `start` asks the exchange to hand
-    /// back.
+    /// Closes the idle connections of the pool and returns once they are closed.
+    func closeIdleConnections() async {
+        for channel in pool.takeAll() { try? await channel.close() }
+    }
+
+    /// Runs one exchange: sends over `idle`, or connects and sends, and waits for what `start`
+    /// asks the exchange to hand back.
     private static func exchange<Answer: Sendable>(
-        _ request: URLRequest, start: (HTTPExchange, CheckedContinuation<Answer, any Error>) -> Void
+        _ target: RequestTarget, on idle: IdleConnection?, pool: HTTPConnectionPool?,
+        start: (HTTPExchange, CheckedContinuation<Answer, any Error>) -> Void
     ) async throws -> Answer {
-        try Task.checkCancellation()
-        let target = try RequestTarget(request)
-        let exchange = HTTPExchange()
+        // A connection taken from the pool goes back to it when the caller is already cancelled
+        // (the exchange is closing before it begins); only a new one is not made at all.
+        if idle == nil { try Task.checkCancellation() }
+        let exchange = HTTPExchange(reused: idle != nil, repeatable: target.isRepeatable)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { answer in
                 start(exchange, answer)
-                connect(target, exchange: exchange)
+                if let idle {
+                    idle.begin(exchange, target: target, pool: pool)
+                } else {
+                    connect(target, exchange: exchange, pool: pool)
+                }
             }
         } onCancel: {
             exchange.close(because: CancellationError())
         }
     }
 
-    private static func connect(_ target: RequestTarget, exchange: HTTPExchange) {
+    private static func connect(_ target: RequestTarget, exchange: HTTPExchange, pool: HTTPConnectionPool?) {
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(target.timeout)
             .channelInitializer { channel in
@@ -65,8 +111,7 @@ enum NIOHTTPClient {
                         try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: target.serverName))
                     }
                     try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(IdleStateHandler(readTimeout: target.timeout))
-                    try pipeline.addHandler(HTTPExchangeHandler(exchange: exchange, target: target))
+                    try pipeline.addHandler(HTTPConnectionHandler(exchange: exchange, target: target, pool: pool))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
@@ -96,7 +141,23 @@ struct RequestTarget: Sendable {
         (try? SocketAddress(ipAddress: host, port: port)) == nil ? host : nil
     }
 
-    init(_ request: URLRequest) throws {
+    /// The pool's key of the connections this request may use.
+    var key: HTTPConnectionPool.Key {
+        HTTPConnectionPool.Key(secure: secure, host: host, port: port)
+    }
+
+    /// Whether sending the request twice does what sending it once does, as far as the client
+    /// may assume (GET and HEAD).
+    var isRepeatable: Bool {
+        head.method == .GET || head.method == .HEAD
+    }
+
+    /// Reads `request`.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - keepAlive: whether the connection may stay open after the response (HTTP/1.1's
+    ///     default); otherwise the request says `Connection: close`.
+    init(_ request: URLRequest, keepAlive: Bool) throws {
         guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty
@@ -110,7 +171,7 @@ struct RequestTarget: Sendable {
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.replaceOrAdd(name: name, value: value) }
         let hostName = self.host.contains(":") ? "[\(self.host)]" : self.host
         headers.replaceOrAdd(name: "Host", value: port == defaultPort ? hostName : "\(hostName):\(port)")
-        headers.replaceOrAdd(name: "Connection", value: "close")
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         body = request.httpBody
         if let body { headers.replaceOrAdd(name: "Content-Length", value: String(body.count)) }
 

@@ -12,13 +12,20 @@ import Synchronization
 /// Closing is one step whoever asks first: the channel is closed once (or refused when it is
 /// attached later). The caller and the consumer hear of the end only when it has happened — when
 /// the channel is inactive or the connection attempt failed — so nothing is left open behind a
-/// thrown error, nor behind a whole response.
+/// thrown error. A whole response read to its end on a connection that may stay open is handed
+/// over instead (``handOver()``): from then on the exchange no longer closes the channel, which
+/// goes back to its pool.
 final class HTTPExchange: Sendable {
+    /// The exchange ran on a kept-alive connection that the server had closed, and its request
+    /// may be sent again on a new one: nothing of the response arrived, and the request was not
+    /// written or is repeatable. ``NIOHTTPClient/send(_:)`` catches it; it never reaches a caller.
+    struct StaleConnection: Error {}
+
     /// Who waits, and for what.
     enum Waiter: Sendable {
         /// The response's head, with the body's stream.
         case stream(CheckedContinuation<SyncStreamResponse, any Error>)
-        /// The whole response, once its connection is closed.
+        /// The whole response, once its connection is closed or handed over.
         case whole(CheckedContinuation<SyncResponse, any Error>)
     }
 
@@ -35,9 +42,25 @@ final class HTTPExchange: Sendable {
         var closing = false
         /// Why the exchange ends, when it ends by an error; the first reason wins.
         var reason: (any Error)?
+        /// Whether the response's head arrived; whether the whole request was written.
+        var answered = false
+        var written = false
     }
 
     private let state = Mutex(State())
+    /// Whether the connection was kept alive from an earlier exchange.
+    private let reused: Bool
+    /// Whether the request may be sent twice (GET, HEAD).
+    private let repeatable: Bool
+
+    /// Creates an exchange.
+    /// - Parameters:
+    ///   - reused: whether it runs on a kept-alive connection.
+    ///   - repeatable: whether its request may be sent again.
+    init(reused: Bool = false, repeatable: Bool = false) {
+        self.reused = reused
+        self.repeatable = repeatable
+    }
 
     /// Records who waits, before anything can resume it.
     func start(_ waiter: Waiter) {
@@ -83,6 +106,7 @@ final class HTTPExchange: Sendable {
     /// whole response starts.
     func received(status: Int, headers: [String: String]) {
         let (waiter, stream) = state.withLock { state -> (Waiter?, AsyncThrowingStream<Data, any Error>?) in
+            state.answered = true
             guard !state.closing, let waiter = state.waiter else { return (nil, nil) }
             guard case .stream = waiter else {
                 state.response = SyncResponse(statusCode: status, headers: headers)
@@ -115,6 +139,27 @@ final class HTTPExchange: Sendable {
         close(because: nil)
     }
 
+    /// The whole request was written.
+    func wrote() {
+        state.withLock { $0.written = true }
+    }
+
+    /// A whole response was read to its end on a connection that may stay open: unless the
+    /// exchange is closing, it lets go of the channel and hands back what resumes its caller.
+    /// - Returns: what hands the response to the caller, or nil when the exchange is closing
+    ///   or is not a whole response (then the channel is closed as usual).
+    func handOver() -> (@Sendable () -> Void)? {
+        let taken = state.withLock { state -> (CheckedContinuation<SyncResponse, any Error>, SyncResponse)? in
+            guard !state.closing, case .whole(let answer)? = state.waiter, let response = state.response else { return nil }
+            state.closing = true
+            state.channel = nil
+            (state.waiter, state.response) = (nil, nil)
+            return (answer, response)
+        }
+        guard let (answer, response) = taken else { return nil }
+        return { answer.resume(returning: response) }
+    }
+
     /// The channel is closed: a whole response that is complete goes to its caller; a caller
     /// still waiting otherwise, or a body not finished, ends with the reason (the connection was
     /// lost when there is none).
@@ -134,7 +179,10 @@ final class HTTPExchange: Sendable {
             state.closing = true
             state.channel = nil
             defer { (state.waiter, state.stream, state.body, state.response) = (nil, nil, nil, nil) }
-            return (state.waiter, state.stream, state.body, state.complete ? state.response : nil, state.reason ?? fallback)
+            let lost = state.reason.map { ($0 as? URLError)?.code == .networkConnectionLost } ?? true
+            let stale = reused && lost && !state.answered && (!state.written || repeatable)
+            let reason = stale ? StaleConnection() : state.reason ?? fallback
+            return (state.waiter, state.stream, state.body, state.complete ? state.response : nil, reason)
         }
         switch waiter {
         case .stream(let head)?:
@@ -145,70 +193,6 @@ final class HTTPExchange: Sendable {
             break
         }
         body?.finish(throwing: reason)
-    }
-}
-
-/// The channel's last handler: sends the request when connected and hands the response to its
-/// exchange.
-final class HTTPExchangeHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
-
-    private let exchange: HTTPExchange
-    private let target: RequestTarget
-
-    init(exchange: HTTPExchange, target: RequestTarget) {
-        self.exchange = exchange
-        self.target = target
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(target.head)), promise: nil)
-        if let body = target.body {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        context.fireChannelActive()
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            exchange.received(status: Int(head.status.code), headers: Self.headers(head.headers))
-        case .body(let buffer):
-            exchange.received(Data(buffer.readableBytesView))
-        case .end:
-            exchange.ended()
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        exchange.closed()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        exchange.close(because: NIOHTTPClient.urlError(for: error))
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            exchange.close(because: URLError(.timedOut))
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    /// The response headers by name as the server spelled it; a repeated name's values joined
-    /// with ", ", as URLSession joins them.
-    static func headers(_ fields: HTTPHeaders) -> [String: String] {
-        var headers: [String: String] = [:]
-        var spelling: [String: String] = [:]
-        for (name, value) in fields {
-            let key = spelling[name.lowercased(), default: name]
-            spelling[name.lowercased()] = key
-            headers[key] = headers[key].map { $0 + ", " + value } ?? value
-        }
-        return headers
     }
 }
 #endif

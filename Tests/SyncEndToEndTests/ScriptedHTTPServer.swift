@@ -21,6 +21,13 @@ final class ScriptedHTTPServer: Sendable {
         case complete
         /// Never reads from the connection (a request's body fills the socket's buffers).
         case stallReading
+        /// Answers a connection's first request whole and keeps the connection open; closes it
+        /// on reading its second request, unanswered (a kept-alive connection closed by the
+        /// server just as the client reuses it).
+        case closeOnSecondRequest
+        /// Answers a connection's first request whole and keeps the connection open; reads the
+        /// later ones and never answers them.
+        case holdSecondRequest
     }
 
     /// The first piece of every answered body.
@@ -37,6 +44,9 @@ final class ScriptedHTTPServer: Sendable {
     let acceptedConnections: AsyncStream<Void>
     /// One element per connection that closed (whichever side closed it).
     let closedConnections: AsyncStream<Void>
+    /// How many connections were accepted so far.
+    var acceptedCount: Int { counter.count }
+    private let counter: AcceptCounter
     private let listener: any Channel
     private let stalled: StalledChannels
 
@@ -47,7 +57,9 @@ final class ScriptedHTTPServer: Sendable {
         let (acceptedConnections, accepted) = AsyncStream<Void>.makeStream()
         let (closedConnections, closed) = AsyncStream<Void>.makeStream()
         let stalled = StalledChannels()
-        let events = ScriptedHandler.Events(request: request, body: body, accepted: accepted, closed: closed, stalled: stalled)
+        let counter = AcceptCounter()
+        let events = ScriptedHandler.Events(
+            request: request, body: body, accepted: accepted, closed: closed, stalled: stalled, counter: counter)
         var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         if case .stallReading = script {
             // A small fixed receive buffer: a client's body stalls after a few kilobytes more
@@ -66,14 +78,15 @@ final class ScriptedHTTPServer: Sendable {
         guard let port = listener.localAddress?.port else { throw ChannelError.unknownLocalAddress }
         return ScriptedHTTPServer(
             port: port, requests: requests, bodies: bodies, acceptedConnections: acceptedConnections,
-            closedConnections: closedConnections, listener: listener, stalled: stalled)
+            closedConnections: closedConnections, listener: listener, stalled: stalled, counter: counter)
     }
 
     private init(
         port: Int, requests: AsyncStream<HTTPRequestHead>, bodies: AsyncStream<Data>, acceptedConnections: AsyncStream<Void>,
-        closedConnections: AsyncStream<Void>, listener: any Channel, stalled: StalledChannels
+        closedConnections: AsyncStream<Void>, listener: any Channel, stalled: StalledChannels, counter: AcceptCounter
     ) {
         self.stalled = stalled
+        self.counter = counter
         self.port = port
         self.requests = requests
         self.bodies = bodies
@@ -111,11 +124,14 @@ private final class ScriptedHandler: ChannelInboundHandler {
         let accepted: AsyncStream<Void>.Continuation
         let closed: AsyncStream<Void>.Continuation
         let stalled: StalledChannels
+        let counter: AcceptCounter
     }
 
     let script: ScriptedHTTPServer.Script
     let events: Events
     private var body = Data()
+    /// How many requests this connection has read.
+    private var requestsRead = 0
 
     init(script: ScriptedHTTPServer.Script, events: Events) {
         self.script = script
@@ -128,6 +144,7 @@ private final class ScriptedHandler: ChannelInboundHandler {
             try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
             events.stalled.add(context.channel)
         }
+        events.counter.increment()
         events.accepted.yield()
         context.fireChannelActive()
     }
@@ -141,6 +158,7 @@ private final class ScriptedHandler: ChannelInboundHandler {
         case .end:
             events.body.yield(body)
             body = Data()
+            requestsRead += 1
             answer(context)
         }
     }
@@ -149,6 +167,11 @@ private final class ScriptedHandler: ChannelInboundHandler {
         switch script {
         case .holdBeforeHead, .stallReading: return
         case .holdAfterFirstPiece, .closeAfterFirstPiece, .complete: break
+        case .closeOnSecondRequest, .holdSecondRequest:
+            guard requestsRead == 1 else {
+                if case .closeOnSecondRequest = script { context.close(promise: nil) }
+                return
+            }
         }
         let head = HTTPResponseHead(
             version: .http1_1, status: .ok, headers: ["Content-Type": "text/event-stream", "X-Script": "one", "x-script": "two"])
@@ -159,7 +182,7 @@ private final class ScriptedHandler: ChannelInboundHandler {
             break
         case .closeAfterFirstPiece:
             context.close(promise: nil)
-        case .complete:
+        case .complete, .closeOnSecondRequest, .holdSecondRequest:
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: ScriptedHTTPServer.secondPiece)))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
@@ -168,6 +191,17 @@ private final class ScriptedHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         events.closed.yield()
         context.fireChannelInactive()
+    }
+}
+
+/// How many connections a ``ScriptedHTTPServer`` accepted.
+final class AcceptCounter: Sendable {
+    private let accepted = Mutex(0)
+
+    var count: Int { accepted.withLock { $0 } }
+
+    func increment() {
+        accepted.withLock { $0 += 1 }
     }
 }
 
@@ -187,30 +221,40 @@ final class StalledChannels: Sendable {
     }
 }
 
-/// The process's own TCP sockets whose peer is a loopback port, read from `/proc`: the sockets
-/// a client left open towards a server.
+/// The process's own sockets whose peer is a given port, found by asking each open descriptor
+/// for its peer: the sockets a client left open towards a server. (The kernel's `/proc/net/tcp`
+/// listing, read while other sockets come and go, can miss entries; the descriptors cannot.)
 enum LoopbackSockets {
     /// How many of this process's open sockets are connected to `port` (as the client side).
     static func count(connectedTo port: Int) throws -> Int {
-        var inodes = Set<Substring>()
-        for fd in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
-            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd),
-                link.hasPrefix("socket:[")
-            else { continue }
-            inodes.insert(link.dropFirst("socket:[".count).dropLast())
-        }
-        let peer = String(format: "%04X", port)
         var count = 0
-        for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-            let text = try String(contentsOfFile: table, encoding: .utf8)
-            for line in text.split(separator: "\n").dropFirst() {
-                // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count > 9, fields[2].hasSuffix(":" + peer), inodes.contains(fields[9]) else { continue }
-                count += 1
-            }
+        for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            guard let descriptor = Int32(name), peerPort(of: descriptor) == port else { continue }
+            count += 1
         }
         return count
+    }
+
+    /// The peer's port of a connected IPv4 or IPv6 socket; nil for anything else.
+    private static func peerPort(of descriptor: Int32) -> Int? {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+        }
+        guard result == 0 else { return nil }
+        switch Int32(address.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+        default:
+            return nil
+        }
     }
 }
 #endif

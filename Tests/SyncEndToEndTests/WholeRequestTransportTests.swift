@@ -1,16 +1,19 @@
 #if os(Linux)
 import Foundation
 import FoundationNetworking
+import NIOCore
 import NIOHTTP1
-import SyncClient
+@testable import SyncClient
 import SyncTestSupport
 import SyncWire
 import Testing
 
-/// `HTTPSyncTransport.send` on Linux (SwiftNIO): what it sends, what it hands back, and that
-/// cancelling it at any moment — before the connection, while writing the body, while waiting
-/// for the head, while reading the body — throws the cancellation only once the connection is
-/// closed. Each moment is tried many times in a row against a server that holds its answer.
+/// `HTTPSyncTransport.send` on Linux (SwiftNIO): what it sends, what it hands back, that whole
+/// requests in a row share one kept-alive connection, that cancelling it at any moment — before
+/// the connection, while writing the body, while waiting for the head, while reading the body —
+/// throws the cancellation only once the connection is closed (never kept), and that a kept-alive
+/// connection the server closed is retried only for a request that may be sent twice. Each moment
+/// is tried many times in a row against a server that holds its answer.
 @Suite(.timeLimit(.minutes(10))) struct WholeRequestTransportTests {
     static let iterations = 200
 
@@ -33,8 +36,13 @@ import Testing
         request.headers["Authorization"] = "Bearer " + token
         request.headers[WireHeader.apiVersion] = WireHeader.apiVersionValue
         request.headers["Content-Type"] = "application/json"
-        let response = try await HTTPSyncTransport().send(request)
-        // The connection is closed before the response is handed back.
+        let transport = HTTPSyncTransport()
+        let response = try await transport.send(request)
+        // The connection is kept for the next request, and only it.
+        #expect(transport.idleConnectionCount == 1)
+        #expect(try LoopbackSockets.count(connectedTo: server.port) == 1)
+        await transport.closeIdleConnections()
+        #expect(transport.idleConnectionCount == 0)
         #expect(try Self.noSocket(to: server.port))
 
         var requests = server.requests.makeAsyncIterator()
@@ -43,7 +51,8 @@ import Testing
         #expect(head.uri == "/tables/todo?$top=2&$filter=text%20eq%20'a'")
         #expect(head.version == .http1_1)
         #expect(head.headers["Host"] == ["127.0.0.1:\(server.port)"])
-        #expect(head.headers["Connection"] == ["close"])
+        // HTTP/1.1 keeps the connection open unless a side says otherwise.
+        #expect(head.headers["Connection"].isEmpty)
         #expect(head.headers["Content-Length"] == [String(body.count)])
         #expect(head.headers["Transfer-Encoding"].isEmpty)
         #expect(head.headers["Content-Type"] == ["application/json"])
@@ -59,25 +68,164 @@ import Testing
         #expect(String(decoding: response.body, as: UTF8.self) == ScriptedHTTPServer.firstPiece + ScriptedHTTPServer.secondPiece)
 
         // Without a body: no Content-Length, nothing sent after the head.
-        _ = try await HTTPSyncTransport().send(Self.request(server))
+        _ = try await transport.send(Self.request(server))
         let get = try #require(await requests.next())
         #expect(get.method == .GET)
         #expect(get.headers["Content-Length"].isEmpty)
         #expect(await bodies.next() == Data())
+        await transport.closeIdleConnections()
+        #expect(try Self.noSocket(to: server.port))
         try await server.stop()
     }
 
-    @Test func requestsInARowEachComeWholeAndLeaveNoSocket() async throws {
+    @Test func requestsInARowEachComeWholeOverOneKeptAliveConnection() async throws {
         let server = try await ScriptedHTTPServer.start(.complete)
         let transport = HTTPSyncTransport()
+        // An idle timeout no pause of a busy machine reaches.
+        let client = NIOHTTPClient(idleTimeout: .minutes(10))
         var closed = server.closedConnections.makeAsyncIterator()
         for iteration in 0..<Self.iterations {
             let body = iteration % 2 == 0 ? nil : Data(repeating: UInt8(iteration % 256), count: iteration * 1_000)
-            let response = try await transport.send(Self.request(server, body: body))
+            let response = try await client.send(transport.urlRequest(for: Self.request(server, body: body)))
             #expect(response.body == Data((ScriptedHTTPServer.firstPiece + ScriptedHTTPServer.secondPiece).utf8))
+            #expect(client.pool.count == 1)
+            let sockets = try LoopbackSockets.count(connectedTo: server.port)
+            #expect(sockets == 1)
+        }
+        #expect(server.acceptedCount == 1)
+        await client.closeIdleConnections()
+        #expect(try Self.noSocket(to: server.port))
+        #expect(await closed.next() != nil)
+        try await server.stop()
+    }
+
+    @Test func requestsInARowThatSayConnectionCloseEachLeaveNoSocket() async throws {
+        let server = try await ScriptedHTTPServer.start(.complete)
+        let transport = HTTPSyncTransport()
+        var closed = server.closedConnections.makeAsyncIterator()
+        var requests = server.requests.makeAsyncIterator()
+        for iteration in 0..<Self.iterations {
+            let body = iteration % 2 == 0 ? nil : Data(repeating: UInt8(iteration % 256), count: iteration * 1_000)
+            var request = Self.request(server, body: body)
+            request.headers["Connection"] = "close"
+            let response = try await transport.send(request)
+            #expect(response.body == Data((ScriptedHTTPServer.firstPiece + ScriptedHTTPServer.secondPiece).utf8))
+            #expect(try #require(await requests.next()).headers["Connection"] == ["close"])
+            // The connection is closed before the response is handed back.
+            #expect(transport.idleConnectionCount == 0)
             #expect(try Self.noSocket(to: server.port))
             #expect(await closed.next() != nil)
         }
+        #expect(server.acceptedCount == Self.iterations)
+        try await server.stop()
+    }
+
+    @Test func anIdleConnectionIsClosedAfterTheIdleTimeout() async throws {
+        let server = try await ScriptedHTTPServer.start(.complete)
+        let client = NIOHTTPClient(idleTimeout: .milliseconds(100))
+        var closed = server.closedConnections.makeAsyncIterator()
+        let transport = HTTPSyncTransport()
+        let response = try await client.send(transport.urlRequest(for: Self.request(server)))
+        #expect(response.statusCode == 200)
+        #expect(server.acceptedCount == 1)
+        // The server sees the end of the connection the client closed once idle for too long
+        // (the response did not say to close it: see the kept-alive tests).
+        #expect(await closed.next() != nil)
+        #expect(client.pool.count == 0)
+        #expect(try Self.noSocket(to: server.port))
+        // The next request opens a new connection.
+        #expect(try await client.send(transport.urlRequest(for: Self.request(server))).statusCode == 200)
+        #expect(server.acceptedCount == 2)
+        await client.closeIdleConnections()
+        #expect(try Self.noSocket(to: server.port))
+        try await server.stop()
+    }
+
+    @Test func thePoolKeepsAtMostItsMaximumOfIdleConnections() async throws {
+        let server = try await ScriptedHTTPServer.start(.complete)
+        let client = NIOHTTPClient(maximumIdle: 2)
+        let request = HTTPSyncTransport().urlRequest(for: Self.request(server))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    let status = try await client.send(request).statusCode
+                    #expect(status == 200)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(client.pool.count <= 2)
+        #expect(try LoopbackSockets.count(connectedTo: server.port) <= 2)
+        await client.closeIdleConnections()
+        #expect(try Self.noSocket(to: server.port))
+        try await server.stop()
+    }
+
+    @Test func aKeptAliveConnectionTheServerClosedIsRetriedOnlyForARepeatableRequest() async throws {
+        let server = try await ScriptedHTTPServer.start(.closeOnSecondRequest)
+        let transport = HTTPSyncTransport()
+        var requests = server.requests.makeAsyncIterator()
+        for iteration in 0..<Self.iterations / 10 {
+            // A first request opens a connection and leaves it kept alive.
+            #expect(try await transport.send(Self.request(server)).statusCode == 200)
+            #expect(await requests.next()?.method == .GET)
+            #expect(transport.idleConnectionCount == 1)
+            if iteration % 2 == 0 {
+                // A GET on it is read, then the connection is closed unanswered: it is sent once
+                // more, on a new connection, and answered.
+                let accepted = server.acceptedCount
+                let response = try await transport.send(Self.request(server))
+                #expect(response.statusCode == 200)
+                #expect(await requests.next()?.method == .GET)
+                #expect(await requests.next()?.method == .GET)
+                #expect(server.acceptedCount == accepted + 1)
+            } else {
+                // A POST is never sent twice: the caller hears the connection was lost.
+                let lost = await #expect(throws: URLError.self) { try await transport.send(Self.request(server, body: Data("{}".utf8))) }
+                #expect(lost?.code == .networkConnectionLost)
+                #expect(await requests.next()?.method == .POST)
+                // The next request the server reads is the next one sent.
+                var probe = Self.request(server)
+                probe.headers["X-Probe"] = String(iteration)
+                #expect(try await transport.send(probe).statusCode == 200)
+                #expect(await requests.next()?.headers["X-Probe"] == [String(iteration)])
+            }
+            await transport.closeIdleConnections()
+            #expect(try Self.noSocket(to: server.port))
+        }
+        try await server.stop()
+    }
+
+    @Test func cancellingOrTimingOutOnAKeptAliveConnectionClosesIt() async throws {
+        let server = try await ScriptedHTTPServer.start(.holdSecondRequest)
+        let transport = HTTPSyncTransport()
+        let client = NIOHTTPClient(idleTimeout: .minutes(10))
+        var requests = server.requests.makeAsyncIterator()
+        var closed = server.closedConnections.makeAsyncIterator()
+        for iteration in 0..<Self.iterations {
+            #expect(try await client.send(transport.urlRequest(for: Self.request(server))).statusCode == 200)
+            #expect(await requests.next() != nil)
+            #expect(client.pool.count == 1)
+            var second = transport.urlRequest(for: Self.request(server, body: iteration % 3 == 0 ? Data("{}".utf8) : nil))
+            if iteration % 20 == 0 {
+                // Silence longer than the timeout is a timeout, never a second try.
+                second.timeoutInterval = 0.2
+                let idle = await #expect(throws: URLError.self) { try await client.send(second) }
+                #expect(idle?.code == .timedOut)
+                #expect(await requests.next() != nil)
+            } else {
+                let caller = Task { [second] in try await client.send(second) }
+                #expect(await requests.next() != nil)
+                for _ in 0..<(iteration % 7) { await Task.yield() }
+                caller.cancel()
+                await #expect(throws: CancellationError.self) { try await caller.value }
+            }
+            // The connection is closed, not kept.
+            #expect(client.pool.count == 0)
+            #expect(try Self.noSocket(to: server.port))
+            #expect(await closed.next() != nil)
+        }
+        #expect(server.acceptedCount == Self.iterations)
         try await server.stop()
     }
 
@@ -218,9 +366,20 @@ import Testing
             case .failure(let error):
                 #expect(iteration % 2 == 1 && error is CancellationError, "\(request) failed with \(error)")
             }
-            #expect(try Self.noSocket(to: server.url.port ?? 0))
+            // At most the one kept-alive connection of these requests in a row stays open, and
+            // only while idle.
+            let open = try LoopbackSockets.count(connectedTo: server.url.port ?? 0)
+            #expect(open <= 1, "iteration \(iteration)")
+
+            #expect(transport.idleConnectionCount <= 1)
+            if iteration % 10 == 9 {
+                await transport.closeIdleConnections()
+                #expect(try Self.noSocket(to: server.url.port ?? 0))
+            }
         }
         #expect(completed >= Self.iterations / 2)
+        await transport.closeIdleConnections()
+        #expect(try Self.noSocket(to: server.url.port ?? 0))
         server.stop()
     }
 }
