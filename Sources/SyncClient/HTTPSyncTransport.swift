@@ -23,7 +23,7 @@ public struct HTTPSyncTransport: SyncTransport {
     private let session: URLSession
     private let timeout: TimeInterval
     #if os(Linux)
-    private let client = NIOHTTPClient()
+    private let client: NIOHTTPClient
     #endif
 
     /// Creates a transport.
@@ -34,7 +34,19 @@ public struct HTTPSyncTransport: SyncTransport {
     public init(session: URLSession? = nil, timeout: TimeInterval = 60) {
         self.session = session ?? URLSession(configuration: Self.defaultConfiguration())
         self.timeout = timeout
+        #if os(Linux)
+        client = NIOHTTPClient()
+        #endif
     }
+
+    #if os(Linux)
+    /// Creates a transport whose whole requests go through `client` (and its pool's limits).
+    init(timeout: TimeInterval = 60, client: NIOHTTPClient) {
+        session = URLSession(configuration: Self.defaultConfiguration())
+        self.timeout = timeout
+        self.client = client
+    }
+    #endif
 
     private static func defaultConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral

@@ -23,6 +23,12 @@ import Testing
             headers: ["Accept": "application/json"], body: body)
     }
 
+    /// A transport whose idle connections stay kept whatever pause a busy machine makes between
+    /// two statements of a test.
+    static func keepingTransport() -> HTTPSyncTransport {
+        HTTPSyncTransport(client: NIOHTTPClient(idleTimeout: .minutes(10)))
+    }
+
     /// Whether nothing of this process is connected to `port` any more.
     static func noSocket(to port: Int) throws -> Bool {
         try LoopbackSockets.count(connectedTo: port) == 0
@@ -36,11 +42,12 @@ import Testing
         request.headers["Authorization"] = "Bearer " + token
         request.headers[WireHeader.apiVersion] = WireHeader.apiVersionValue
         request.headers["Content-Type"] = "application/json"
-        let transport = HTTPSyncTransport()
+        let transport = Self.keepingTransport()
         let response = try await transport.send(request)
         // The connection is kept for the next request, and only it.
         #expect(transport.idleConnectionCount == 1)
-        #expect(try LoopbackSockets.count(connectedTo: server.port) == 1)
+        let sockets = try LoopbackSockets.count(connectedTo: server.port)
+        #expect(sockets == 1)
         await transport.closeIdleConnections()
         #expect(transport.idleConnectionCount == 0)
         #expect(try Self.noSocket(to: server.port))
@@ -163,7 +170,7 @@ import Testing
 
     @Test func aKeptAliveConnectionTheServerClosedIsRetriedOnlyForARepeatableRequest() async throws {
         let server = try await ScriptedHTTPServer.start(.closeOnSecondRequest)
-        let transport = HTTPSyncTransport()
+        let transport = Self.keepingTransport()
         var requests = server.requests.makeAsyncIterator()
         for iteration in 0..<Self.iterations / 10 {
             // A first request opens a connection and leaves it kept alive.
