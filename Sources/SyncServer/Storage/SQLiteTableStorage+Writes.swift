@@ -87,10 +87,7 @@ extension SQLiteTableStorage {
     ) async throws
         -> WriteResult
     {
-        await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let result = try await decideBatchInsert(values, schema, id: id, scope: scope)
-        await observer?.write(.finished, table: table, id: id)
-        return result
+        try await observingBatchWrite(table: table, id: id) { [self] in try await decideBatchInsert(values, schema, id: id, scope: scope) }
     }
 
     private func decideBatchInsert(_ values: JSONObject, _ schema: TableSchema, id: String, scope: RowScope) async throws -> WriteResult {
@@ -113,8 +110,17 @@ extension SQLiteTableStorage {
         _ schema: TableSchema, table: String, id: String, scope: RowScope, condition: WriteCondition, removing: Bool = false,
         change: (inout [String: SQLValue]) throws -> Void
     ) async throws -> WriteResult {
+        try await observingBatchWrite(table: table, id: id) { [self] in
+            try await decideBatchWrite(schema, id: id, scope: scope, condition: condition, removing: removing, change: change)
+        }
+    }
+
+    /// Runs a write of a batch, decided by `decide`, between the observer's two calls.
+    private func observingBatchWrite(
+        table: String, id: String, _ decide: () async throws -> WriteResult
+    ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let result = try await decideBatchWrite(schema, id: id, scope: scope, condition: condition, removing: removing, change: change)
+        let result = try await decide()
         await observer?.write(.finished, table: table, id: id)
         return result
     }
