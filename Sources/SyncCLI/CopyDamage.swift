@@ -4,7 +4,7 @@ import SyncSQLite
 
 /// A **test hook**: when the environment variable `CIPHERSYNC_FAULT_DAMAGE_PAGE` holds a page
 /// number N (1 = the first page), the key tools (`sync-keys rotate`, `encrypt`) flip bytes in
-/// the middle of page N of the re-encrypted copy right after it has been flushed (the `synced`
+/// the middle of page N of the re-encrypted copy right after it has been written (the `exported`
 /// step) and before it is verified, so tests can prove that a damaged copy is refused and the
 /// store kept as it was.
 ///
@@ -34,11 +34,12 @@ public struct CopyDamage: Sendable {
         self.page = page
     }
 
-    /// Damages the copy if `event` is the step after which it is flushed and not yet verified.
+    /// Damages the copy if `event` is the step after which it is written and not yet checked
+    /// (its check, and its flush beside it, start right after that step is reported).
     ///
     /// - Parameter event: The event the procedure just reported.
     public func observe(_ event: KeyMaintenanceEvent) {
-        guard event == .step(.synced) else { return }
+        guard event == .step(.exported) else { return }
         let descriptor = open(copy.path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }

@@ -62,6 +62,13 @@ enum Reencryption {
 
     /// Exports into the scratch file, flushes it and verifies it.
     ///
+    /// Each side of the copy is decrypted once: the export reads every page of the source into a
+    /// page cache that holds them all (up to ``maximumCacheBytes``), and the source's digest,
+    /// computed on the same connection right after it, reads them from there; the copy is checked
+    /// on a connection of its own on another thread (``BackgroundCheck``), `integrity_check` and
+    /// then the digest of the same pages, while this thread computes the source's digest and
+    /// flushes the copy. The rename waits for all three.
+    ///
     /// - Returns: The pages of the database.
     private static func exportAndVerify(
         database: URL, oldKey: UnsafeRawBufferPointer?, newKey: UnsafeRawBufferPointer, into export: URL,
@@ -71,12 +78,11 @@ enum Reencryption {
         defer { source.close() }
         try checkpoint(source)
         report(.step(.checkpointed))
-        // The source's digest is computed on a connection of its own, on another thread, while
-        // this one exports: nothing writes the database meanwhile (the exclusive store lock is
-        // held and the log is checkpointed), so both read the same content, on two cores.
-        let sourceDigest = BackgroundDigest.start(database, key: oldKey)
-        defer { sourceDigest.wait() }
         let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
+        // Nothing writes the database while the procedure runs (the exclusive store lock is held
+        // and the log is checkpointed), so the pages the export decrypts stay valid in the cache
+        // for the digest that follows.
+        try setCache(of: source, toHold: database)
 
         try StoreFiles.createEmptyFile(at: export.path)
         try source.attach(path: export.path, as: attachmentName, key: newKey)
@@ -103,11 +109,18 @@ enum Reencryption {
         try source.detach(attachmentName)
         report(.progress(pagesWritten: totalPages, totalPages: totalPages))
         report(.step(.exported))
-        let digest = try sourceDigest.result()
+        // From here the copy is complete in the file: it is read back from there by its check.
+        let check = BackgroundCheck.start(export, key: newKey)
+        defer { check.wait() }
+        let expected = try DatabaseDigest.compute(source)
         source.close()
         try StoreFiles.sync(export)
         report(.step(.synced))
-        try verify(export, key: newKey, expected: digest)
+        let actual = try check.result()
+        let differences = actual.differences(from: expected)
+        guard differences.isEmpty else {
+            throw StoreError.verificationFailed("the copy differs in \(differences.joined(separator: ", "))")
+        }
         report(.step(.verified))
         return totalPages
     }
@@ -130,11 +143,15 @@ enum Reencryption {
         }
     }
 
-    /// Opens the copy with the new key and checks its header, its structure and its content.
+    /// Opens the copy with the new key and checks its header and its structure, then computes
+    /// its content digest: `integrity_check` reads (and authenticates) every page into a cache
+    /// that holds them all (up to ``maximumCacheBytes``), and the digest, in the same read
+    /// transaction, reads the tables from there.
     ///
+    /// - Returns: The copy's digest, for the caller to compare with the source's.
     /// - Throws: ``StoreError/verificationFailed(_:)`` for any fault found, a page that cannot be
     ///   read or authenticated included (the copy is damaged; the database is not).
-    static func verify(_ url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
+    static func checkedDigest(of url: URL, key: UnsafeRawBufferPointer) throws -> DatabaseDigest {
         guard !StoreFiles.isPlainDatabase(at: url) else {
             throw StoreError.verificationFailed("the new file is not encrypted")
         }
@@ -146,29 +163,17 @@ enum Reencryption {
         }
         defer { copy.close() }
         do {
-            try check(copy, at: url, key: key, expected: expected)
+            try setCache(of: copy, toHold: url)
+            return try DatabaseDigest.compute(copy) {
+                let problems = try copy.integrityCheck()
+                guard problems == ["ok"] else {
+                    throw StoreError.verificationFailed("integrity check of the new file: \(summary(of: problems))")
+                }
+            }
         } catch let error as SQLiteError {
             throw StoreError.verificationFailed("the new file cannot be read: \(error.message)")
         } catch let error as StoreError where error == .corruptOrKeyMismatch {
             throw StoreError.verificationFailed("a page of the new file cannot be read or authenticated")
-        }
-    }
-
-    /// Checks the copy open on `copy` against `expected`.
-    private static func check(_ copy: Connection, at url: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest) throws {
-        // integrity_check reads (and authenticates) every page on this connection while a second
-        // one, on another thread, reads the tables for the digest: two cores, one pass each.
-        let copyDigest = BackgroundDigest.start(url, key: key)
-        defer { copyDigest.wait() }
-        try setCache(of: copy, toHold: url)
-        let problems = try copy.integrityCheck()
-        guard problems == ["ok"] else {
-            throw StoreError.verificationFailed("integrity check of the new file: \(summary(of: problems))")
-        }
-        let actual = try copyDigest.result()
-        let differences = actual.differences(from: expected)
-        guard differences.isEmpty else {
-            throw StoreError.verificationFailed("the copy differs in \(differences.joined(separator: ", "))")
         }
     }
 
@@ -177,14 +182,18 @@ enum Reencryption {
         problems.flatMap { $0.split(whereSeparator: \.isNewline) }.prefix(3).joined(separator: "; ")
     }
 
-    /// The most page cache a copy uses, in bytes: a database up to this size is decrypted once
-    /// on each side of the copy; a larger one is read twice where the cache cannot hold it.
+    /// The most page cache each side of a copy uses, in bytes (the source's connection and the
+    /// copy's, so at most twice this at once): a database up to about this size is decrypted once
+    /// on each side; a larger one is read twice where the cache cannot hold it.
     static let maximumCacheBytes: Int64 = 256 << 20
 
-    /// Gives `connection` a page cache as large as the database file at `url` (up to
-    /// ``maximumCacheBytes``).
+    /// Gives `connection` a page cache that holds every page of the database file at `url` (up
+    /// to ``maximumCacheBytes``).
     private static func setCache(of connection: Connection, toHold url: URL) throws {
-        let bytes = min((StoreFiles.size(of: url) ?? 0) + (1 << 20), maximumCacheBytes)
+        let size = StoreFiles.size(of: url) ?? 0
+        // SQLite counts each page's header beside its 4 KiB (about 5 %): an eighth more than the
+        // file, so that a second pass finds every page instead of evicting what it needs next.
+        let bytes = min(size + size / 8 + (1 << 20), maximumCacheBytes)
         // A negative cache_size is a size in KiB.
         try connection.execute("PRAGMA cache_size = -\(bytes / 1024)")
     }

@@ -5,7 +5,7 @@ import SyncStore
 import SyncTestSupport
 import Testing
 
-/// A re-encrypted copy damaged after it is flushed and before it is verified (the CLI's
+/// A re-encrypted copy damaged after it is written and before it is verified (the CLI's
 /// `CIPHERSYNC_FAULT_DAMAGE_PAGE` test hook flips bytes of one page) is refused by `rotate` and by
 /// `encrypt`: the command fails with the verification's message, every file of the store is as it
 /// was, no scratch file is left, and the next run succeeds with the same content.

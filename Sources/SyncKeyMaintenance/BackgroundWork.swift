@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
 import SyncKeys
-import SyncSQLite
 import Synchronization
 
-/// A value computed on another thread while the caller goes on (a content digest while the
-/// re-encryption exports, a key envelope's key derivation while a store is encrypted).
+/// A value computed on another thread while the caller goes on (the check of a re-encrypted
+/// copy while the source's digest is computed, a key envelope's key derivation while a store is
+/// encrypted).
 ///
 /// The caller must call ``wait()`` before it returns, whatever happened (a `defer`), so that no
 /// work (and no connection it opened) outlives the procedure.
@@ -41,30 +41,20 @@ final class BackgroundWork<Value: Sendable>: Sendable {
     }
 }
 
-/// The ``DatabaseDigest`` of a database file, computed on a connection of its own on another
-/// thread (``BackgroundWork``).
+/// The check of a re-encrypted copy (``Reencryption/checkedDigest(of:key:)``), run on a
+/// connection of its own on another thread (``BackgroundWork``).
 ///
-/// The caller must keep every writer away until ``BackgroundWork/result()`` returns (the store's
-/// exclusive lock).
-enum BackgroundDigest {
-    /// Starts computing the digest of `database`, opened with `key` (`nil`: plain).
+/// The caller must keep every writer away from the copy until ``BackgroundWork/result()`` returns.
+enum BackgroundCheck {
+    /// Starts checking the copy at `url`, opened with `key`.
     ///
     /// - Parameters:
-    ///   - database: The database file.
-    ///   - key: Its raw key, or `nil` for a plain database.
-    /// - Returns: The computation.
-    static func start(_ database: URL, key: UnsafeRawBufferPointer?) -> BackgroundWork<DatabaseDigest> {
+    ///   - url: The re-encrypted copy, complete in its file.
+    ///   - key: Its raw key.
+    /// - Returns: The computation; its result is the copy's digest.
+    static func start(_ url: URL, key: UnsafeRawBufferPointer) -> BackgroundWork<DatabaseDigest> {
         // The key crosses threads in a wiped buffer, never in an array.
-        let key = key.map { key in SecretBytes(count: key.count) { $0.copyMemory(from: key) } }
-        return BackgroundWork {
-            let connection: Connection
-            if let key {
-                connection = try key.withUnsafeBytes { try Reencryption.openExisting(database, key: $0) }
-            } else {
-                connection = try Reencryption.openExisting(database, key: nil)
-            }
-            defer { connection.close() }
-            return try DatabaseDigest.compute(connection)
-        }
+        let key = SecretBytes(count: key.count) { $0.copyMemory(from: key) }
+        return BackgroundWork { try key.withUnsafeBytes { try Reencryption.checkedDigest(of: url, key: $0) } }
     }
 }
