@@ -78,57 +78,48 @@ struct DatabaseDigest: Equatable, Sendable {
     /// - Returns: The number of rows.
     private static func hashRows(of statement: Statement, into hasher: inout SHA256Hasher) throws -> Int {
         let columns = statement.columnCount
-        let capacity = 1 << 16
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 8)
+        let buffer = RowBuffer()
         defer { buffer.deallocate() }
-        var used = 0
 
-        func flush() throws(KeyError) {
-            try hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
-            used = 0
+        /// Appends with `write`, handing the buffer to the hasher first when it is full.
+        func put(_ write: () -> Bool) throws(KeyError) {
+            guard !write() else { return }
+            try buffer.flush(into: &hasher)
+            guard write() else { throw KeyError.cryptoFailure("a row value does not fit the digest's buffer") }
         }
-        /// A tag and a length, then (when given) `bytes`.
-        func append(tag: UInt8, length: Int, _ bytes: UnsafeRawBufferPointer? = nil) throws(KeyError) {
-            if capacity - used < 9 { try flush() }
-            buffer[used] = tag
-            buffer.storeBytes(of: UInt64(length).littleEndian, toByteOffset: used + 1, as: UInt64.self)
-            used += 9
-            guard let bytes, !bytes.isEmpty else { return }
-            if bytes.count > capacity - used {
-                try flush()
-                if bytes.count > capacity {
-                    try hasher.update(bytes)
-                    return
-                }
+
+        /// Appends the text or blob of `column`. Its bytes are valid only inside withBytes: copied
+        /// there into the buffer or, larger than the buffer, handed to the hasher there.
+        func putBytes(tag: UInt8, of column: Int) throws(KeyError) {
+            if statement.withBytes(at: column, { buffer.append(tag: tag, $0) }) { return }
+            try buffer.flush(into: &hasher)
+            if statement.withBytes(at: column, { buffer.append(tag: tag, $0) }) { return }
+            try statement.withBytes(at: column) { (bytes) throws(KeyError) in
+                _ = buffer.append(tag: tag, length: bytes.count)
+                try buffer.flush(into: &hasher)
+                try hasher.update(bytes)
             }
-            UnsafeMutableRawBufferPointer(rebasing: buffer[used..<(used + bytes.count)]).copyMemory(from: bytes)
-            used += bytes.count
-        }
-        func append(tag: UInt8, word: UInt64) throws(KeyError) {
-            try withUnsafeBytes(of: word.littleEndian) { (bytes) throws(KeyError) in try append(tag: tag, length: 8, bytes) }
         }
 
         var rows = 0
         while try statement.step() {
-            try append(tag: UInt8(ascii: "R"), word: UInt64(columns))
+            try put { buffer.append(tag: UInt8(ascii: "R"), word: UInt64(columns)) }
             for column in 0..<columns {
                 switch statement.storage(at: column) {
-                case .null: try append(tag: UInt8(ascii: "N"), length: 0)
-                case .integer: try append(tag: UInt8(ascii: "I"), word: UInt64(bitPattern: statement.integer(at: column)))
-                case .real: try append(tag: UInt8(ascii: "F"), word: statement.real(at: column).bitPattern)
-                case .text:
-                    try statement.withBytes(at: column) { (bytes) throws(KeyError) in
-                        try append(tag: UInt8(ascii: "T"), length: bytes.count, bytes)
-                    }
-                case .blob:
-                    try statement.withBytes(at: column) { (bytes) throws(KeyError) in
-                        try append(tag: UInt8(ascii: "B"), length: bytes.count, bytes)
-                    }
+                case .null: try put { buffer.append(tag: UInt8(ascii: "N"), UnsafeRawBufferPointer(start: nil, count: 0)) }
+                case .integer:
+                    let value = UInt64(bitPattern: statement.integer(at: column))
+                    try put { buffer.append(tag: UInt8(ascii: "I"), word: value) }
+                case .real:
+                    let value = statement.real(at: column).bitPattern
+                    try put { buffer.append(tag: UInt8(ascii: "F"), word: value) }
+                case .text: try putBytes(tag: UInt8(ascii: "T"), of: column)
+                case .blob: try putBytes(tag: UInt8(ascii: "B"), of: column)
                 }
             }
             rows += 1
         }
-        try flush()
+        try buffer.flush(into: &hasher)
         return rows
     }
 
@@ -168,5 +159,60 @@ extension SHA256Hasher {
         withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { header.append(contentsOf: $0) }
         try update(header)
         try update(bytes)
+    }
+}
+
+/// The 64 KiB buffer through which ``DatabaseDigest`` hands rows to the hasher, in the encoding
+/// of ``SHA256Hasher/update(row:)`` (a tag, a little-endian 64-bit length, the bytes).
+///
+/// Its fill level lives behind a pointer, so that the closures that append to it capture
+/// constants only: no exclusivity check at run time for each of the millions of values a digest
+/// reads. Owned by one function, which calls ``deallocate()``.
+private struct RowBuffer {
+    static let capacity = 1 << 16
+    private let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 8)
+    private let used = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+
+    init() { used.initialize(to: 0) }
+
+    func deallocate() {
+        bytes.deallocate()
+        used.deallocate()
+    }
+
+    /// Appends a tag and `length`; `false` (nothing appended) when they do not fit.
+    func append(tag: UInt8, length: Int) -> Bool {
+        let start = used.pointee
+        guard Self.capacity - start >= 9 else { return false }
+        bytes[start] = tag
+        bytes.storeBytes(of: UInt64(length).littleEndian, toByteOffset: start + 1, as: UInt64.self)
+        used.pointee = start + 9
+        return true
+    }
+
+    /// Appends a tag, the length 8 and `word`; `false` when they do not fit.
+    func append(tag: UInt8, word: UInt64) -> Bool {
+        let start = used.pointee
+        guard Self.capacity - start >= 17, append(tag: tag, length: 8) else { return false }
+        bytes.storeBytes(of: word.littleEndian, toByteOffset: start + 9, as: UInt64.self)
+        used.pointee = start + 17
+        return true
+    }
+
+    /// Appends a tag, the length of `content` and `content`; `false` when they do not fit.
+    func append(tag: UInt8, _ content: UnsafeRawBufferPointer) -> Bool {
+        let start = used.pointee
+        guard Self.capacity - start >= 9 + content.count, append(tag: tag, length: content.count) else { return false }
+        if !content.isEmpty {
+            UnsafeMutableRawBufferPointer(rebasing: bytes[(start + 9)..<(start + 9 + content.count)]).copyMemory(from: content)
+        }
+        used.pointee = start + 9 + content.count
+        return true
+    }
+
+    /// Hands what the buffer holds to `hasher` and empties it.
+    func flush(into hasher: inout SHA256Hasher) throws(KeyError) {
+        try hasher.update(UnsafeRawBufferPointer(rebasing: bytes[0..<used.pointee]))
+        used.pointee = 0
     }
 }
