@@ -37,6 +37,14 @@ public final class ChangeRecordingWriter: StoreWriter {
     /// Forwarded to the wrapped writer.
     public func operation(after id: Int64) throws -> TableOperationRecord? { try base.operation(after: id) }
     /// Forwarded to the wrapped writer.
+    public func operations(after id: Int64, limit: Int) throws -> [TableOperationRecord] {
+        try base.operations(after: id, limit: limit)
+    }
+    /// Forwarded to the wrapped writer.
+    public func operations(ids: [Int64]) throws -> [TableOperationRecord] { try base.operations(ids: ids) }
+    /// Forwarded to the wrapped writer.
+    public func lookup(table: String, ids: [String]) throws -> [JSONObject] { try base.lookup(table: table, ids: ids) }
+    /// Forwarded to the wrapped writer.
     public func operationCount(table: String?) throws -> Int { try base.operationCount(table: table) }
     /// Forwarded to the wrapped writer.
     public func operationErrors() throws -> [OperationErrorRecord] { try base.operationErrors() }
@@ -103,6 +111,18 @@ public final class ChangeRecordingWriter: StoreWriter {
     public func deleteOperations(table: String) throws {
         try base.deleteOperations(table: table)
         topics.formUnion([.operations, .operationErrors])
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func setState(_ state: TableOperationRecord.State, ofOperations ids: [Int64]) throws {
+        try base.setState(state, ofOperations: ids)
+        if !ids.isEmpty { topics.insert(.operations) }
+    }
+
+    /// Forwarded to the wrapped writer; records what it changes.
+    public func deleteOperations(ids: [Int64]) throws {
+        try base.deleteOperations(ids: ids)
+        if !ids.isEmpty { topics.formUnion([.operations, .operationErrors]) }
     }
 
     /// Forwarded to the wrapped writer; records what it changes.

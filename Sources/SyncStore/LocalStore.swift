@@ -23,6 +23,14 @@ public protocol StoreReader {
     func operation(table: String, itemId: String) throws -> TableOperationRecord?
     /// The first operation after queue id `id` (the push walks the queue with this).
     func operation(after id: Int64) throws -> TableOperationRecord?
+    /// Up to `limit` operations after queue id `id`, in queue order (the push claims a run of
+    /// the queue with this).
+    func operations(after id: Int64, limit: Int) throws -> [TableOperationRecord]
+    /// The operations among `ids` that exist, in queue order.
+    func operations(ids: [Int64]) throws -> [TableOperationRecord]
+    /// The items of `table` whose ids are among `ids` (ids match whatever their ASCII case), in
+    /// no particular order; ids with no item are left out.
+    func lookup(table: String, ids: [String]) throws -> [JSONObject]
     /// The number of pending operations, all tables or one.
     func operationCount(table: String?) throws -> Int
 
@@ -71,6 +79,10 @@ public protocol StoreWriter: StoreReader {
     func deleteOperation(id: Int64) throws
     /// Removes every operation of a table and their errors.
     func deleteOperations(table: String) throws
+    /// Sets the state of the operations `ids` (ids with no operation are passed over).
+    func setState(_ state: TableOperationRecord.State, ofOperations ids: [Int64]) throws
+    /// Removes the operations `ids` and their errors (ids with no operation are passed over).
+    func deleteOperations(ids: [Int64]) throws
 
     /// Stores an operation error.
     func addOperationError(_ error: OperationErrorRecord) throws
@@ -85,6 +97,64 @@ public protocol StoreWriter: StoreReader {
     func deleteConfigValue(forKey key: String) throws
     /// Removes every config value whose key starts with `prefix`.
     func deleteConfigValues(withPrefix prefix: String) throws
+}
+
+extension StoreReader {
+    /// Reads the run one operation at a time, through ``operation(after:)``.
+    /// - Parameters:
+    ///   - id: The queue id the run starts after.
+    ///   - limit: The most operations to read.
+    /// - Returns: the operations, in queue order.
+    /// - Throws: what ``operation(after:)`` throws.
+    public func operations(after id: Int64, limit: Int) throws -> [TableOperationRecord] {
+        var found: [TableOperationRecord] = []
+        var after = id
+        while found.count < limit, let operation = try operation(after: after) {
+            found.append(operation)
+            after = operation.id
+        }
+        return found
+    }
+
+    /// Reads the operations one at a time, through ``operation(id:)``.
+    /// - Parameter ids: The queue ids.
+    /// - Returns: the operations that exist, in queue order.
+    /// - Throws: what ``operation(id:)`` throws.
+    public func operations(ids: [Int64]) throws -> [TableOperationRecord] {
+        try Set(ids).sorted().compactMap { try operation(id: $0) }
+    }
+
+    /// Reads the items one at a time, through ``lookup(table:id:)``.
+    /// - Parameters:
+    ///   - table: The user table.
+    ///   - ids: The item ids.
+    /// - Returns: the items found.
+    /// - Throws: what ``lookup(table:id:)`` throws.
+    public func lookup(table: String, ids: [String]) throws -> [JSONObject] {
+        try ids.compactMap { try lookup(table: table, id: $0) }
+    }
+}
+
+extension StoreWriter {
+    /// Sets each operation's state through ``updateOperation(_:)``.
+    /// - Parameters:
+    ///   - state: The new state.
+    ///   - ids: The queue ids.
+    /// - Throws: what ``operation(id:)`` and ``updateOperation(_:)`` throw.
+    public func setState(_ state: TableOperationRecord.State, ofOperations ids: [Int64]) throws {
+        for id in ids {
+            guard var operation = try operation(id: id) else { continue }
+            operation.state = state
+            try updateOperation(operation)
+        }
+    }
+
+    /// Removes each operation through ``deleteOperation(id:)``.
+    /// - Parameter ids: The queue ids.
+    /// - Throws: what ``deleteOperation(id:)`` throws.
+    public func deleteOperations(ids: [Int64]) throws {
+        for id in ids { try deleteOperation(id: id) }
+    }
 }
 
 /// The local store of the sync engine: user tables plus the operation queue, the operation

@@ -26,6 +26,20 @@ extension StoreSession {
         return item(from: statement, columns: columns)
     }
 
+    func lookup(table: String, ids: [String]) throws -> [JSONObject] {
+        try Self.checkTableName(table)
+        guard let columns = schema.tables[ColumnKey(table)] else { return [] }
+        var items: [JSONObject] = []
+        items.reserveCapacity(ids.count)
+        for chunk in Self.chunks(of: ids) {
+            let statement = try statement(StoreSQL.lookupMany(table, count: chunk.count))
+            try statement.bind(chunk.map(SQLValue.text))
+            defer { statement.reset() }
+            while try statement.step() { items.append(item(from: statement, columns: columns)) }
+        }
+        return items
+    }
+
     /// The current row of `statement` as an item.
     func item(from statement: Statement, columns: [String: ColumnType]) -> JSONObject {
         var item: JSONObject = [:]

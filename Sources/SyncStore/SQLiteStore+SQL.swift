@@ -68,6 +68,10 @@ enum StoreSQL {
     // MARK: items
 
     static func lookup(_ table: String) -> String { "SELECT * FROM \(SQLIdentifier.quote(table)) WHERE \"id\" = ?" }
+    /// The rows of `count` ids (matched as the `id` column's `NOCASE` matches them).
+    static func lookupMany(_ table: String, count: Int) -> String {
+        "SELECT * FROM \(SQLIdentifier.quote(table)) WHERE \"id\" IN (\(marks(count)))"
+    }
 
     /// `INSERT OR IGNORE` of a row: `?1` is the id, `?2…` the columns' values in order.
     static func insertIgnoringExisting(_ table: String, columns: [String]) -> String {
@@ -97,6 +101,21 @@ enum StoreSQL {
         ORDER BY "id" DESC LIMIT 1
         """
     static let operationAfter = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" > ? ORDER BY \"id\" LIMIT 1"
+    static let operationsAfter = "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" > ? ORDER BY \"id\" LIMIT ?"
+    /// The most ids one statement names (`IN (?, …)`), well inside SQLite's 999 host parameters.
+    static let idsPerStatement = 500
+    /// `?, ?, …` for `count` values.
+    static func marks(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
+    static func operationsByIDs(_ count: Int) -> String {
+        "SELECT \(operationColumns) FROM \"__operations\" WHERE \"id\" IN (\(marks(count))) ORDER BY \"id\""
+    }
+    static func setOperationsState(_ count: Int) -> String {
+        "UPDATE \"__operations\" SET \"state\" = ? WHERE \"id\" IN (\(marks(count)))"
+    }
+    static func deleteOperationsByIDs(_ count: Int) -> String { "DELETE FROM \"__operations\" WHERE \"id\" IN (\(marks(count)))" }
+    static func deleteErrorsOfOperations(_ count: Int) -> String {
+        "DELETE FROM \"__errors\" WHERE \"operationId\" IN (\(marks(count)))"
+    }
     static let countOperations = "SELECT count(*) FROM \"__operations\""
     static let countOperationsOfTable = "SELECT count(*) FROM \"__operations\" WHERE \"tableName\" = ? COLLATE NOCASE"
     static let insertOperation = """

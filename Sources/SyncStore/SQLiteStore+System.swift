@@ -35,6 +35,19 @@ extension StoreSession {
         try rows(StoreSQL.operationAfter, [.integer(id)]).first.map(operation(from:))
     }
 
+    func operations(after id: Int64, limit: Int) throws -> [TableOperationRecord] {
+        guard limit > 0 else { return [] }
+        return try rows(StoreSQL.operationsAfter, [.integer(id), .integer(Int64(limit))]).map(operation(from:))
+    }
+
+    func operations(ids: [Int64]) throws -> [TableOperationRecord] {
+        var found: [TableOperationRecord] = []
+        for chunk in Self.chunks(of: ids) {
+            found += try rows(StoreSQL.operationsByIDs(chunk.count), chunk.map(SQLValue.integer)).map(operation(from:))
+        }
+        return ids.count > StoreSQL.idsPerStatement ? found.sorted { $0.id < $1.id } : found
+    }
+
     func operationCount(table: String?) throws -> Int {
         let rows = try table.map { try self.rows(StoreSQL.countOperationsOfTable, [.text($0)]) } ?? self.rows(StoreSQL.countOperations)
         return Int(rows.first?.first?.integerValue ?? 0)
@@ -67,6 +80,27 @@ extension StoreSession {
     func deleteOperation(id: Int64) throws {
         try run(StoreSQL.deleteErrorsOfOperation, [.integer(id)])
         try run(StoreSQL.deleteOperation, [.integer(id)])
+    }
+
+    func setState(_ state: TableOperationRecord.State, ofOperations ids: [Int64]) throws {
+        for chunk in Self.chunks(of: ids) {
+            try run(StoreSQL.setOperationsState(chunk.count), [.integer(Int64(state.rawValue))] + chunk.map(SQLValue.integer))
+        }
+    }
+
+    func deleteOperations(ids: [Int64]) throws {
+        for chunk in Self.chunks(of: ids) {
+            let arguments = chunk.map(SQLValue.integer)
+            try run(StoreSQL.deleteErrorsOfOperations(chunk.count), arguments)
+            try run(StoreSQL.deleteOperationsByIDs(chunk.count), arguments)
+        }
+    }
+
+    /// `values` in slices of at most ``StoreSQL/idsPerStatement``, one statement's worth each.
+    static func chunks<T>(of values: [T]) -> [ArraySlice<T>] {
+        stride(from: 0, to: values.count, by: StoreSQL.idsPerStatement).map {
+            values[$0..<min($0 + StoreSQL.idsPerStatement, values.count)]
+        }
     }
 
     func deleteOperations(table: String) throws {

@@ -12,6 +12,8 @@ final class FaultyStore: LocalStore {
         case configRead
         /// Every write transaction throws before running.
         case write
+        /// Storing items (`upsert`) throws, inside a transaction that may have written already.
+        case storeItems
     }
 
     struct InjectedFailure: Error {}
@@ -42,8 +44,8 @@ final class FaultyStore: LocalStore {
     func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
         counts.withLock { $0.writes += 1 }
         if has(.write) { throw InjectedFailure() }
-        let failConfig = has(.configRead)
-        return try await inner.write { try body(FaultyWriter(inner: $0, failConfig: failConfig)) }
+        let (failConfig, failItems) = (has(.configRead), has(.storeItems))
+        return try await inner.write { try body(FaultyWriter(inner: $0, failConfig: failConfig, failItems: failItems)) }
     }
 }
 
@@ -66,6 +68,9 @@ class FaultyReader: StoreReader {
         try reader.operation(table: table, itemId: itemId)
     }
     func operation(after id: Int64) throws -> TableOperationRecord? { try reader.operation(after: id) }
+    func operations(after id: Int64, limit: Int) throws -> [TableOperationRecord] { try reader.operations(after: id, limit: limit) }
+    func operations(ids: [Int64]) throws -> [TableOperationRecord] { try reader.operations(ids: ids) }
+    func lookup(table: String, ids: [String]) throws -> [JSONObject] { try reader.lookup(table: table, ids: ids) }
     func operationCount(table: String?) throws -> Int { try reader.operationCount(table: table) }
     func operationErrors() throws -> [OperationErrorRecord] { try reader.operationErrors() }
     func operationErrors(operationId: Int64) throws -> [OperationErrorRecord] {
@@ -77,17 +82,20 @@ class FaultyReader: StoreReader {
     }
 }
 
-/// Forwards every write.
+/// Forwards every write, failing the storing of items when asked.
 final class FaultyWriter: FaultyReader, StoreWriter {
     let writer: any StoreWriter
+    let failItems: Bool
 
-    init(inner: any StoreWriter, failConfig: Bool) {
+    init(inner: any StoreWriter, failConfig: Bool, failItems: Bool) {
         self.writer = inner
+        self.failItems = failItems
         super.init(inner: inner, failConfig: failConfig)
     }
 
     func defineTable(_ table: String, columns: [String: ColumnType]) throws { try writer.defineTable(table, columns: columns) }
     func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws {
+        if failItems { throw FaultyStore.InjectedFailure() }
         try writer.upsert(table: table, items: items, ignoreMissingColumns: ignoreMissingColumns)
     }
     func delete(table: String, ids: [String]) throws { try writer.delete(table: table, ids: ids) }
@@ -103,6 +111,10 @@ final class FaultyWriter: FaultyReader, StoreWriter {
     func updateOperation(_ operation: TableOperationRecord) throws { try writer.updateOperation(operation) }
     func deleteOperation(id: Int64) throws { try writer.deleteOperation(id: id) }
     func deleteOperations(table: String) throws { try writer.deleteOperations(table: table) }
+    func setState(_ state: TableOperationRecord.State, ofOperations ids: [Int64]) throws {
+        try writer.setState(state, ofOperations: ids)
+    }
+    func deleteOperations(ids: [Int64]) throws { try writer.deleteOperations(ids: ids) }
     func addOperationError(_ error: OperationErrorRecord) throws { try writer.addOperationError(error) }
     func deleteOperationErrors(operationId: Int64) throws { try writer.deleteOperationErrors(operationId: operationId) }
     func deleteOperationError(id: String) throws { try writer.deleteOperationError(id: id) }
