@@ -42,8 +42,14 @@ struct TableService: Sendable {
         row.removeValue(forKey: SystemProperty.version)
         let columns = try ItemValues.columns(of: item)
         // Checked before a column is added, and again after (a column another request just made).
-        if let existing = try await storage.schema(of: table) { try ItemValues.checkTypes(row, against: existing) }
-        try ItemValues.checkTypes(row, against: try await storage.ensureColumns(table, scope: scope, columns))
+        let existing = try await storage.schema(of: table)
+        if let existing { try ItemValues.checkTypes(row, against: existing) }
+        if let existing, existing.missingColumns(columns).isEmpty {
+            // Every column is there: no schema change, so no second call to the storage.
+            try existing.check(scope)
+        } else {
+            try ItemValues.checkTypes(row, against: try await storage.ensureColumns(table, scope: scope, columns))
+        }
         switch try await storage.insert(table: table, scope: scope, item: row) {
         case .written(let stored): return stored
         case .conflict(let existing):
