@@ -21,7 +21,7 @@ public import FoundationNetworking
 /// only when no answer arrived. Task cancellation cancels the request.
 public struct HTTPSyncTransport: SyncTransport {
     private let session: URLSession
-    private let timeout: TimeInterval
+    let timeout: TimeInterval
     #if os(Linux)
     private let client: NIOHTTPClient
     #endif
@@ -64,16 +64,17 @@ public struct HTTPSyncTransport: SyncTransport {
         return urlRequest
     }
 
-    /// Sends the request and returns the answer, whatever its status. It carries what
-    /// ``urlRequest(for:)`` builds (the body with its `Content-Length`), and may stay idle up to
-    /// the transport's timeout between two reads.
+    /// Sends the request and returns the answer, whatever its status. It carries the request's
+    /// method, URL, headers and body (with its `Content-Length`), as ``urlRequest(for:)`` builds
+    /// them, and may stay idle up to the transport's timeout between two reads. On Linux the
+    /// request's head is made straight from `request`, without a `URLRequest`.
     /// - Parameter request: the request.
     /// - Returns: the status, the headers and the whole body.
     /// - Throws: the `URLError` when no answer arrived (or `CancellationError`).
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
         try Task.checkCancellation()
         #if os(Linux)
-        return try await client.send(urlRequest(for: request))
+        return try await client.send(request, timeout: timeout)
         #else
         let (data, response) = try await session.data(for: urlRequest(for: request))
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }

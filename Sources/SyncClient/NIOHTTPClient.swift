@@ -35,14 +35,15 @@ final class NIOHTTPClient: Sendable {
 
     /// Sends `request` over a connection of its own and returns once the response's head has
     /// arrived.
-    /// - Parameter request: the request as ``HTTPSyncTransport/urlRequest(for:)`` builds it: its
-    ///   method, URL, headers and body; its timeout is the longest wait between two reads.
+    /// - Parameters:
+    ///   - request: the request: its method, URL, headers and body.
+    ///   - timeout: the longest wait between two reads, in seconds.
     /// - Returns: the status, the headers and the body as it arrives.
     /// - Throws: a `URLError` when no answer arrived, `CancellationError` when the calling task
     ///   was cancelled first.
-    static func open(_ request: URLRequest) async throws -> SyncStreamResponse {
+    static func open(_ request: SyncRequest, timeout: TimeInterval) async throws -> SyncStreamResponse {
         try Task.checkCancellation()
-        let target = try RequestTarget(request, keepAlive: false)
+        let target = try RequestTarget(request, timeout: timeout, keepAlive: false)
         return try await exchange(target, on: nil, pool: nil) { $0.start(.stream($1)) }
     }
 
@@ -53,13 +54,15 @@ final class NIOHTTPClient: Sendable {
     /// The request is then sent once more, on a new connection, only when nothing of the response
     /// had arrived and either the request had not been written or it is a GET or a HEAD: a
     /// request that changes something is never sent twice.
-    /// - Parameter request: the request as ``HTTPSyncTransport/urlRequest(for:)`` builds it.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - timeout: the longest wait between two reads, in seconds.
     /// - Returns: the status, the headers and the body.
     /// - Throws: a `URLError` when no complete answer arrived, `CancellationError` when the
     ///   calling task was cancelled first.
-    func send(_ request: URLRequest) async throws -> SyncResponse {
+    func send(_ request: SyncRequest, timeout: TimeInterval) async throws -> SyncResponse {
         try Task.checkCancellation()
-        let target = try RequestTarget(request, keepAlive: true)
+        let target = try RequestTarget(request, timeout: timeout, keepAlive: true)
         if let idle = pool.take(target.key) {
             do {
                 return try await Self.exchange(target, on: idle, pool: pool) { $0.start(.whole($1)) }
@@ -126,8 +129,10 @@ final class NIOHTTPClient: Sendable {
     private static let tlsContext = Result { try NIOSSLContext(configuration: .makeClientConfiguration()) }
 }
 
-/// Where and what a request sends, read from its `URLRequest`: the one place the request's head
-/// is built, for streamed and whole requests alike.
+/// Where and what a request sends, read once from its ``SyncRequest``: the one place the
+/// request's head is built, for streamed and whole requests alike. The head is made straight
+/// from the request's headers (no `URLRequest` in between); NIO's outbound header validation
+/// checks them once, as the head is written.
 struct RequestTarget: Sendable {
     var host: String
     var port: Int
@@ -155,32 +160,38 @@ struct RequestTarget: Sendable {
     /// Reads `request`.
     /// - Parameters:
     ///   - request: the request.
+    ///   - timeout: the longest wait between two reads, in seconds (60 when it is not a
+    ///     positive number; at most a day).
     ///   - keepAlive: whether the connection may stay open after the response (HTTP/1.1's
     ///     default); otherwise the request says `Connection: close`.
-    init(_ request: URLRequest, keepAlive: Bool) throws {
-        guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.host, !host.isEmpty
+    /// - Throws: `URLError(.unsupportedURL)` for a URL that is not absolute `http` or `https`
+    ///   with a host.
+    init(_ request: SyncRequest, timeout: TimeInterval, keepAlive: Bool) throws {
+        let url = request.url.absoluteURL
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host(percentEncoded: false), !host.isEmpty
         else { throw URLError(.unsupportedURL) }
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         secure = scheme == "https"
         let defaultPort = secure ? 443 : 80
-        port = components.port ?? defaultPort
+        port = url.port ?? defaultPort
 
         var headers = HTTPHeaders()
-        for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.replaceOrAdd(name: name, value: value) }
+        headers.reserveCapacity(request.headers.count + 3)
+        for (name, value) in request.headers { headers.replaceOrAdd(name: name, value: value) }
         let hostName = self.host.contains(":") ? "[\(self.host)]" : self.host
         headers.replaceOrAdd(name: "Host", value: port == defaultPort ? hostName : "\(hostName):\(port)")
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-        body = request.httpBody
+        body = request.body
         if let body { headers.replaceOrAdd(name: "Content-Length", value: String(body.count)) }
 
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        let uri = components.percentEncodedQuery.map { path + "?" + $0 } ?? path
-        head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), uri: uri, headers: headers)
+        let path = url.path(percentEncoded: true)
+        let target = path.isEmpty ? "/" : path
+        let uri = url.query(percentEncoded: true).map { target + "?" + $0 } ?? target
+        head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: uri, headers: headers)
 
-        let seconds = request.timeoutInterval.isFinite && request.timeoutInterval > 0 ? min(request.timeoutInterval, 86_400) : 60
-        timeout = .nanoseconds(Int64(seconds * 1_000_000_000))
+        let seconds = timeout.isFinite && timeout > 0 ? min(timeout, 86_400) : 60
+        self.timeout = .nanoseconds(Int64(seconds * 1_000_000_000))
     }
 }
 #endif

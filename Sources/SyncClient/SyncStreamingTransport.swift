@@ -50,7 +50,7 @@ extension HTTPSyncTransport: SyncStreamingTransport {
     public func openStream(_ request: SyncRequest) async throws -> SyncStreamResponse {
         try Task.checkCancellation()
         #if os(Linux)
-        return try await NIOHTTPClient.open(urlRequest(for: request))
+        return try await NIOHTTPClient.open(request, timeout: timeout)
         #else
         return try await StreamingSession.shared.open(urlRequest(for: request))
         #endif

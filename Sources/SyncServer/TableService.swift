@@ -41,11 +41,13 @@ struct TableService: Sendable {
         }
         row.removeValue(forKey: SystemProperty.version)
         let columns = try ItemValues.columns(of: item)
-        // Checked before a column is added, and again after (a column another request just made);
-        // a table with every column is not asked to add them (the write checks the scope as that would).
+        // Checked before a column is added, and again after (a column another request just made).
         let existing = try await storage.schema(of: table)
         if let existing { try ItemValues.checkTypes(row, against: existing) }
-        if existing?.missingColumns(columns).isEmpty != true {
+        if let existing, existing.missingColumns(columns).isEmpty {
+            // Every column is there: no schema change, so no second call to the storage.
+            try existing.check(scope)
+        } else {
             try ItemValues.checkTypes(row, against: try await storage.ensureColumns(table, scope: scope, columns))
         }
         switch try await storage.insert(table: table, scope: scope, item: row) {

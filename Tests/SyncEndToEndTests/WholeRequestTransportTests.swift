@@ -87,13 +87,12 @@ import Testing
 
     @Test func requestsInARowEachComeWholeOverOneKeptAliveConnection() async throws {
         let server = try await ScriptedHTTPServer.start(.complete)
-        let transport = HTTPSyncTransport()
         // An idle timeout no pause of a busy machine reaches.
         let client = NIOHTTPClient(idleTimeout: .minutes(10))
         var closed = server.closedConnections.makeAsyncIterator()
         for iteration in 0..<Self.iterations {
             let body = iteration % 2 == 0 ? nil : Data(repeating: UInt8(iteration % 256), count: iteration * 1_000)
-            let response = try await client.send(transport.urlRequest(for: Self.request(server, body: body)))
+            let response = try await client.send(Self.request(server, body: body), timeout: 60)
             #expect(response.body == Data((ScriptedHTTPServer.firstPiece + ScriptedHTTPServer.secondPiece).utf8))
             #expect(client.pool.count == 1)
             let sockets = try LoopbackSockets.count(connectedTo: server.port)
@@ -131,8 +130,7 @@ import Testing
         let server = try await ScriptedHTTPServer.start(.complete)
         let client = NIOHTTPClient(idleTimeout: .milliseconds(100))
         var closed = server.closedConnections.makeAsyncIterator()
-        let transport = HTTPSyncTransport()
-        let response = try await client.send(transport.urlRequest(for: Self.request(server)))
+        let response = try await client.send(Self.request(server), timeout: 60)
         #expect(response.statusCode == 200)
         #expect(server.acceptedCount == 1)
         // The server sees the end of the connection the client closed once idle for too long
@@ -141,7 +139,7 @@ import Testing
         #expect(client.pool.count == 0)
         #expect(try Self.noSocket(to: server.port))
         // The next request opens a new connection.
-        #expect(try await client.send(transport.urlRequest(for: Self.request(server))).statusCode == 200)
+        #expect(try await client.send(Self.request(server), timeout: 60).statusCode == 200)
         #expect(server.acceptedCount == 2)
         await client.closeIdleConnections()
         #expect(try Self.noSocket(to: server.port))
@@ -151,11 +149,11 @@ import Testing
     @Test func thePoolKeepsAtMostItsMaximumOfIdleConnections() async throws {
         let server = try await ScriptedHTTPServer.start(.complete)
         let client = NIOHTTPClient(maximumIdle: 2)
-        let request = HTTPSyncTransport().urlRequest(for: Self.request(server))
+        let request = Self.request(server)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<16 {
                 group.addTask {
-                    let status = try await client.send(request).statusCode
+                    let status = try await client.send(request, timeout: 60).statusCode
                     #expect(status == 200)
                 }
             }
@@ -205,23 +203,21 @@ import Testing
 
     @Test func cancellingOrTimingOutOnAKeptAliveConnectionClosesIt() async throws {
         let server = try await ScriptedHTTPServer.start(.holdSecondRequest)
-        let transport = HTTPSyncTransport()
         let client = NIOHTTPClient(idleTimeout: .minutes(10))
         var requests = server.requests.makeAsyncIterator()
         var closed = server.closedConnections.makeAsyncIterator()
         for iteration in 0..<Self.iterations {
-            #expect(try await client.send(transport.urlRequest(for: Self.request(server))).statusCode == 200)
+            #expect(try await client.send(Self.request(server), timeout: 60).statusCode == 200)
             #expect(await requests.next() != nil)
             #expect(client.pool.count == 1)
-            var second = transport.urlRequest(for: Self.request(server, body: iteration % 3 == 0 ? Data("{}".utf8) : nil))
+            let second = Self.request(server, body: iteration % 3 == 0 ? Data("{}".utf8) : nil)
             if iteration % 20 == 0 {
                 // Silence longer than the timeout is a timeout, never a second try.
-                second.timeoutInterval = 0.2
-                let idle = await #expect(throws: URLError.self) { try await client.send(second) }
+                let idle = await #expect(throws: URLError.self) { try await client.send(second, timeout: 0.2) }
                 #expect(idle?.code == .timedOut)
                 #expect(await requests.next() != nil)
             } else {
-                let caller = Task { [second] in try await client.send(second) }
+                let caller = Task { [second] in try await client.send(second, timeout: 60) }
                 #expect(await requests.next() != nil)
                 for _ in 0..<(iteration % 7) { await Task.yield() }
                 caller.cancel()

@@ -150,8 +150,10 @@ struct APIVersionMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let header = HTTPField.Name(WireHeader.apiVersion).flatMap { request.headers[$0] }
-        let query = QueryString.items(request.uri.query).first { $0.name.lowercased() == WireHeader.apiVersion.lowercased() }?.value
-        guard let version = header ?? query, version == "2.0.0" || version.hasPrefix("2.0.") else {
+        // The query is read only when the header is missing.
+        let version =
+            header ?? QueryString.items(request.uri.query).first { $0.name.lowercased() == WireHeader.apiVersion.lowercased() }?.value
+        guard let version, version == "2.0.0" || version.hasPrefix("2.0.") else {
             throw TableError.missingAPIVersion
         }
         return try await next(request, context)
