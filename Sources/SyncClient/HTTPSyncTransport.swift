@@ -91,6 +91,12 @@ public struct HTTPSyncTransport: SyncTransport {
     /// How many kept-alive connections wait idle for the next request.
     var idleConnectionCount: Int { client.pool.count }
 
+    /// The executor a run of requests to `url`'s server prefers (see
+    /// ``NIOHTTPClient/executor(for:)``).
+    func executor(for url: URL) -> (any TaskExecutor)? {
+        client.executor(for: url)
+    }
+
     /// Closes the kept-alive connections no request is using, and returns once they are closed.
     func closeIdleConnections() async {
         await client.closeIdleConnections()

@@ -52,16 +52,29 @@ final class HTTPConnectionPool: Sendable {
         idle.withLock { $0.values.reduce(0) { $0 + $1.count } }
     }
 
-    /// Takes the idle connection of `key` last put back that is still open, if any.
+    /// Takes the idle connection of `key` last put back that is still open, if any; one on the
+    /// calling thread's event loop first, so that a caller running on a loop sends there.
     func take(_ key: Key) -> IdleConnection? {
         idle.withLock { idle in
-            while let entry = idle[key]?.popLast() {
+            while let index = Self.next(in: idle[key] ?? []), let entry = idle[key]?.remove(at: index) {
                 entry.expiry.cancel()
                 // One the server closed and whose end is on its way: its handler finds it gone.
                 if entry.connection.channel.isActive { return entry.connection }
             }
             return nil
         }
+    }
+
+    /// The event loop of an idle connection of `key` (the one ``take(_:)`` takes from a thread
+    /// of no loop), if any.
+    func loop(_ key: Key) -> (any EventLoop)? {
+        idle.withLock { $0[key]?.last?.connection.channel.eventLoop }
+    }
+
+    /// The index of the entry to take next: the last one on the calling thread's loop, or the
+    /// last one.
+    private static func next(in entries: [Entry]) -> Int? {
+        entries.lastIndex { $0.connection.channel.eventLoop.inEventLoop } ?? entries.indices.last
     }
 
     /// Keeps `connection` idle for the next request of `key`.

@@ -73,6 +73,15 @@ final class NIOHTTPClient: Sendable {
         return try await Self.exchange(target, on: nil, pool: pool) { $0.start(.whole($1)) }
     }
 
+    /// The executor for a run of requests to `url`'s server: the event loop of an idle
+    /// connection to it, or the loop a new connection made from the run would use.
+    /// - Parameter url: a URL of the server.
+    /// - Returns: the executor, or nil when `url` is not one this client sends to.
+    func executor(for url: URL) -> (any TaskExecutor)? {
+        guard let target = try? RequestTarget(SyncRequest(method: .get, url: url), timeout: 0, keepAlive: true) else { return nil }
+        return EventLoopExecutor(pool.loop(target.key) ?? MultiThreadedEventLoopGroup.singleton.any())
+    }
+
     /// Closes the idle connections of the pool and returns once they are closed.
     func closeIdleConnections() async {
         for channel in pool.takeAll() { try? await channel.close() }
@@ -103,7 +112,8 @@ final class NIOHTTPClient: Sendable {
     }
 
     private static func connect(_ target: RequestTarget, exchange: HTTPExchange, pool: HTTPConnectionPool?) {
-        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // On the caller's loop when it runs on one (a push preferring ``executor(for:)``).
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton.any())
             .connectTimeout(target.timeout)
             .channelInitializer { channel in
                 guard exchange.attach(channel) else { return channel.eventLoop.makeFailedFuture(CancellationError()) }

@@ -7,6 +7,8 @@ final class RunHandle: Sendable {
     private struct State {
         var isCancelled = false
         var request: Task<SyncResponse, any Error>?
+        /// Where the tasks of its requests run (nil: no preference).
+        var executor: (any TaskExecutor)?
     }
 
     private let state = Mutex(State())
@@ -25,9 +27,23 @@ final class RunHandle: Sendable {
         request?.cancel()
     }
 
+    /// Runs `body` with the tasks of the run's requests, and `body` itself, preferring
+    /// `executor` (nil: no preference).
+    func preferring<T: Sendable>(
+        _ executor: (any TaskExecutor)?, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async throws -> T {
+        let earlier = state.withLock { state in
+            defer { state.executor = executor }
+            return state.executor
+        }
+        defer { state.withLock { $0.executor = earlier } }
+        return try await withTaskExecutorPreference(executor, isolation: isolation, operation: body)
+    }
+
     /// Sends a request in a child task that ``cancel()`` and task cancellation both cancel.
     func send(_ request: SyncRequest, through transport: any SyncTransport) async throws -> SyncResponse {
-        let task = Task { try await transport.send(request) }
+        let executor = state.withLock { $0.executor }
+        let task = Task(executorPreference: executor) { try await transport.send(request) }
         let cancelledAlready = state.withLock { state -> Bool in
             state.request = task
             return state.isCancelled

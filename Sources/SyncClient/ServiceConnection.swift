@@ -101,6 +101,16 @@ struct ServiceConnection: Sendable {
 
     // MARK: sending
 
+    /// The executor a run of requests (a push) prefers: on Linux, the event loop of
+    /// ``HTTPSyncTransport``'s connections to the server; nil (no preference) otherwise.
+    var runExecutor: (any TaskExecutor)? {
+        #if os(Linux)
+        (transport as? HTTPSyncTransport)?.executor(for: baseURL)
+        #else
+        nil
+        #endif
+    }
+
     /// Sends a request; a transport failure becomes ``SyncError/transportFailed`` (or
     /// ``SyncError/cancelled`` when the task or the run was cancelled).
     func send(_ request: SyncRequest, run: RunHandle? = nil) async throws -> SyncResponse {

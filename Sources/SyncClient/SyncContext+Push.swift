@@ -35,7 +35,16 @@ extension SyncContext {
     /// flight from its claim: the in-flight rule covers it). A crash leaves the answered but
     /// unrecorded operations attempted, and the next push settles them. Operations claimed and
     /// never sent (the push stopped first) go back to the state they had.
+    ///
+    /// With ``HTTPSyncTransport`` on Linux the push runs on the event loop of its connection
+    /// (``ServiceConnection/runExecutor``): each request is written, answered and its task resumed
+    /// on one thread.
     func runPush(_ run: RunHandle) async throws {
+        try await run.preferring(connection.runExecutor) { try await pushQueue(run) }
+    }
+
+    /// The push's loop: claims, sends, records.
+    private func pushQueue(_ run: RunHandle) async throws {
         let total = try await read { try $0.operationCount(table: nil) }
         emit(.pushStarted(operations: total))
         logger.debug("Push started", metadata: ["operations": "\(total)"])
