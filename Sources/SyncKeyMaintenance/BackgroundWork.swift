@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SyncKeys
+import SyncSQLite
 import Synchronization
 
 /// A value computed on another thread while the caller goes on (the check of a re-encrypted
@@ -56,5 +57,29 @@ enum BackgroundCheck {
         // The key crosses threads in a wiped buffer, never in an array.
         let key = SecretBytes(count: key.count) { $0.copyMemory(from: key) }
         return BackgroundWork { try key.withUnsafeBytes { try Reencryption.checkedDigest(of: url, key: $0) } }
+    }
+}
+
+/// The content digest of a database that nothing writes, on a connection of its own on another
+/// thread (``BackgroundWork``): the source of a copy that is re-encrypted in place.
+///
+/// The caller must keep every writer away from the database until ``BackgroundWork/result()`` returns.
+enum BackgroundDigest {
+    /// Starts computing the digest of the database at `url`, opened with `key`.
+    ///
+    /// - Parameters:
+    ///   - url: The database.
+    ///   - key: Its raw key.
+    /// - Returns: The computation; its result is the database's digest.
+    static func start(_ url: URL, key: UnsafeRawBufferPointer) -> BackgroundWork<DatabaseDigest> {
+        // The key crosses threads in a wiped buffer, never in an array.
+        let key = SecretBytes(count: key.count) { $0.copyMemory(from: key) }
+        return BackgroundWork {
+            try key.withUnsafeBytes { key in
+                let connection = try Reencryption.openExisting(url, key: key)
+                defer { connection.close() }
+                return try DatabaseDigest.compute(connection)
+            }
+        }
     }
 }

@@ -11,9 +11,11 @@ public enum KeyMaintenanceStep: String, Sendable, CaseIterable, Codable {
     case envelopeRotating = "envelope-rotating"
     /// The write-ahead log has been checkpointed into the database and truncated.
     case checkpointed = "checkpointed"
-    /// The scratch file is attached with the new key.
+    /// The scratch file exists: empty, about to receive a byte copy of the encrypted database, or
+    /// attached with the new key for the export of a plain one.
     case attached = "attached"
-    /// Every table has been copied into the scratch file.
+    /// The scratch file holds the whole database under the new key (re-encrypted in place, or
+    /// exported table by table).
     case exported = "exported"
     /// The scratch file has been flushed to the disk.
     case synced = "synced"
@@ -39,6 +41,8 @@ public enum KeyMaintenanceStep: String, Sendable, CaseIterable, Codable {
 public enum KeyMaintenanceEvent: Sendable, Equatable {
     /// A step boundary was reached (see ``KeyMaintenanceStep``).
     case step(KeyMaintenanceStep)
-    /// Copy progress: pages written to the new file so far, of about `totalPages`.
+    /// Copy progress: pages written to the new file so far, of about `totalPages`. A copy that is
+    /// re-encrypted in place writes each page twice and counts it half when copied and whole
+    /// when re-encrypted (reported at the end of that pass, which runs in one call).
     case progress(pagesWritten: Int, totalPages: Int)
 }

@@ -2,9 +2,10 @@ import Foundation
 import SyncSQL
 import SyncSQLite
 
-/// Re-encrypts a database file by export, verification and atomic rename (encryption.md §5,
-/// step 7): the original file is untouched until the rename, and the rename is the single
-/// instant at which the database changes key.
+/// Re-encrypts a database file into a scratch file, verifies it and renames it over the database
+/// (encryption.md §5, step 7): an encrypted database by a byte copy rekeyed in place (§1.4), a plain
+/// one by `sqlcipher_export`. The original file is untouched until the rename, and the rename is
+/// the single instant at which the database changes key.
 ///
 /// The caller holds the store's exclusive ``StoreLock`` and owns the key envelope; this type
 /// knows nothing about envelopes.
@@ -22,7 +23,7 @@ enum Reencryption {
         var renamed = false
     }
 
-    /// Copies `database` (plain when `oldKey` is `nil`) into a scratch file under `newKey`,
+    /// Writes `database` (plain when `oldKey` is `nil`) into a scratch file under `newKey`,
     /// verifies the copy and renames it over the database.
     ///
     /// - Parameters:
@@ -42,7 +43,7 @@ enum Reencryption {
         let export = StoreFiles.exportFile(of: database)
         try removeScratchFiles(of: database)
         do {
-            progress.pages = try exportAndVerify(database: database, oldKey: oldKey, newKey: newKey, into: export, report: report)
+            progress.pages = try writeAndVerify(database: database, oldKey: oldKey, newKey: newKey, into: export, report: report)
             try retireSideFiles(of: database)
             report(.step(.sourceClosed))
             try beforeRename()
@@ -60,17 +61,15 @@ enum Reencryption {
         report(.step(.directorySynced))
     }
 
-    /// Exports into the scratch file, flushes it and verifies it.
+    /// Writes the database under the new key into the scratch file, flushes it and verifies it.
     ///
-    /// Each side of the copy is decrypted once: the export reads every page of the source into a
-    /// page cache that holds them all (up to ``maximumCacheBytes``), and the source's digest,
-    /// computed on the same connection right after it, reads them from there; the copy is checked
-    /// on a connection of its own on another thread (``BackgroundCheck``), `integrity_check` and
-    /// then the digest of the same pages, while this thread computes the source's digest and
-    /// flushes the copy. The rename waits for all three.
+    /// An encrypted database is copied byte for byte and the copy re-encrypted in place
+    /// (``copyRekeyAndVerify(source:database:oldKey:newKey:into:totalPages:report:)``); a plain
+    /// one is exported (``exportAndVerify(source:database:newKey:into:totalPages:report:)``), since
+    /// SQLCipher cannot rekey a plain file.
     ///
     /// - Returns: The pages of the database.
-    private static func exportAndVerify(
+    private static func writeAndVerify(
         database: URL, oldKey: UnsafeRawBufferPointer?, newKey: UnsafeRawBufferPointer, into export: URL,
         report: (KeyMaintenanceEvent) -> Void
     ) throws -> Int {
@@ -79,6 +78,113 @@ enum Reencryption {
         try checkpoint(source)
         report(.step(.checkpointed))
         let totalPages = Int(try source.scalar("PRAGMA page_count")?.integerValue ?? 0)
+        if let oldKey {
+            try copyRekeyAndVerify(
+                source: source, database: database, oldKey: oldKey, newKey: newKey, into: export, totalPages: totalPages,
+                report: report)
+        } else {
+            try exportAndVerify(source: source, database: database, newKey: newKey, into: export, totalPages: totalPages, report: report)
+        }
+        return totalPages
+    }
+
+    /// Copies an encrypted database into the scratch file, re-encrypts the copy in place under
+    /// the new key, flushes it and verifies it.
+    ///
+    /// `sqlcipher_export` would rebuild every B-tree row by row; a byte copy followed by
+    /// `sqlite3_rekey` decrypts and encrypts each page once and keeps the same layout, with a
+    /// small page cache. The source is no longer read by the copy's connection, so its digest is
+    /// computed on a connection of its own on another thread (``BackgroundDigest``) while the copy
+    /// is made and re-encrypted here; then the copy is checked on another thread
+    /// (``BackgroundCheck``: `integrity_check` and its digest, read back from the file with the
+    /// new key) while this thread flushes it. The rename waits for all of them.
+    private static func copyRekeyAndVerify(
+        source: Connection, database: URL, oldKey: UnsafeRawBufferPointer, newKey: UnsafeRawBufferPointer, into copy: URL,
+        totalPages: Int, report: (KeyMaintenanceEvent) -> Void
+    ) throws {
+        // Nothing writes the database while the procedure runs (the exclusive store lock is held
+        // and the log is checkpointed, so the file holds every committed page): its bytes and its
+        // digest describe the same content. The source stays open until the digest has ended, so
+        // that the digest's connection finds the log files in place and is never the last one to
+        // close (closing the last connection locks the database for a moment and removes them).
+        let sourceDigest = BackgroundDigest.start(database, key: oldKey)
+        defer { sourceDigest.wait() }
+
+        try StoreFiles.createEmptyFile(at: copy.path)
+        report(.step(.attached))
+        // The copy and the re-encryption each write every page once: progress counts a page half
+        // when it is copied and whole once it has the new key. At least 16 reports, so that an
+        // interruption can be tested at several points of the copy of a small store too.
+        let pageSize = Int64(Connection.pageSize)
+        let chunk = Int(min(max(Int64(totalPages) / 16, 1), 2048) * pageSize)
+        var reported = 0
+        do {
+            try StoreFiles.copyContents(of: database, into: copy, chunk: chunk) { bytes in
+                let pages = Int(bytes / pageSize) / 2
+                if pages > reported {
+                    reported = pages
+                    report(.progress(pagesWritten: min(pages, totalPages), totalPages: totalPages))
+                }
+            }
+        } catch StoreFiles.CopyError.outOfSpace {
+            throw SQLiteError(code: .full, message: "disk is full")
+        }
+
+        var copyFault: StoreError?
+        do {
+            try rekey(copy, from: oldKey, to: newKey)
+        } catch {
+            guard !(ResultCode.full ~= error.code || ResultCode.ioError ~= error.code || ResultCode.readOnly ~= error.code) else {
+                throw error
+            }
+            // The database was only read: a page of the copy that cannot be read is the copy's
+            // fault, unless the source's own reads fail too (its digest, below).
+            copyFault = StoreError.verificationFailed("the copy cannot be re-encrypted: \(error.message)")
+        }
+        // A failure to read the source comes first: it is the database's fault, not the copy's.
+        let expected = try sourceDigest.result()
+        do {
+            if let copyFault { throw copyFault }
+            report(.progress(pagesWritten: totalPages, totalPages: totalPages))
+            report(.step(.exported))
+            try verify(copy, key: newKey, expected: expected, report: report)
+        } catch let error as StoreError where error == .verificationFailed("") {
+            // The re-encryption read every page of the copy, so a page the digest does not read
+            // (an index) that was already damaged in the database shows up here: say so.
+            if let problems = try? source.integrityCheck(), problems == ["ok"] { throw error }
+            throw StoreError.corruptOrKeyMismatch
+        }
+        source.close()
+    }
+
+    /// Re-encrypts the byte copy of an encrypted database in place, from `oldKey` to `newKey`.
+    private static func rekey(
+        _ copy: URL, from oldKey: UnsafeRawBufferPointer, to newKey: UnsafeRawBufferPointer
+    ) throws(SQLiteError) {
+        let rekeyed = try Connection.open(path: copy.path, mode: .readWrite, key: oldKey)
+        defer { rekeyed.close() }
+        // The copy is thrown away on any failure and flushed and verified on success, so it needs
+        // no journal (leaving WAL mode also rewrites its header as an export would have written
+        // it); a small cache makes SQLite write pages out as it goes instead of holding them all.
+        try rekeyed.execute("PRAGMA journal_mode = OFF")
+        try rekeyed.execute("PRAGMA synchronous = OFF")
+        try rekeyed.execute("PRAGMA cache_size = -2048")
+        try rekeyed.rekey(to: newKey)
+    }
+
+    /// Exports a plain database into the scratch file under the new key, flushes it and verifies
+    /// it.
+    ///
+    /// Each side of the copy is decrypted once: the export reads every page of the source into a
+    /// page cache that holds them all (up to ``maximumCacheBytes``), and the source's digest,
+    /// computed on the same connection right after it, reads them from there; the copy is checked
+    /// on a connection of its own on another thread (``BackgroundCheck``), `integrity_check` and
+    /// then the digest of the same pages, while this thread computes the source's digest and
+    /// flushes the copy. The rename waits for all three.
+    private static func exportAndVerify(
+        source: Connection, database: URL, newKey: UnsafeRawBufferPointer, into export: URL, totalPages: Int,
+        report: (KeyMaintenanceEvent) -> Void
+    ) throws {
         // Nothing writes the database while the procedure runs (the exclusive store lock is held
         // and the log is checkpointed), so the pages the export decrypts stay valid in the cache
         // for the digest that follows.
@@ -116,13 +222,32 @@ enum Reencryption {
         source.close()
         try StoreFiles.sync(export)
         report(.step(.synced))
+        try compare(check, with: expected, report: report)
+    }
+
+    /// Checks the complete copy on another thread while this one flushes it, and compares its
+    /// digest with the source's.
+    private static func verify(
+        _ copy: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest, report: (KeyMaintenanceEvent) -> Void
+    ) throws {
+        // From here the copy is complete in the file: it is read back from there by its check.
+        let check = BackgroundCheck.start(copy, key: key)
+        defer { check.wait() }
+        try StoreFiles.sync(copy)
+        report(.step(.synced))
+        try compare(check, with: expected, report: report)
+    }
+
+    /// Waits for the copy's check and compares the copy's digest with the source's.
+    private static func compare(
+        _ check: BackgroundWork<DatabaseDigest>, with expected: DatabaseDigest, report: (KeyMaintenanceEvent) -> Void
+    ) throws {
         let actual = try check.result()
         let differences = actual.differences(from: expected)
         guard differences.isEmpty else {
             throw StoreError.verificationFailed("the copy differs in \(differences.joined(separator: ", "))")
         }
         report(.step(.verified))
-        return totalPages
     }
 
     /// Opens an existing database for the copy, mapping a key that does not fit.
@@ -182,9 +307,10 @@ enum Reencryption {
         problems.flatMap { $0.split(whereSeparator: \.isNewline) }.prefix(3).joined(separator: "; ")
     }
 
-    /// The most page cache each side of a copy uses, in bytes (the source's connection and the
-    /// copy's, so at most twice this at once): a database up to about this size is decrypted once
-    /// on each side; a larger one is read twice where the cache cannot hold it.
+    /// The most page cache each side of an export uses, in bytes (the source's connection and the
+    /// copy's, so at most twice this at once; a copy rekeyed in place uses it for its check only):
+    /// a database up to about this size is decrypted once on each side; a larger one is read twice
+    /// where the cache cannot hold it.
     static let maximumCacheBytes: Int64 = 256 << 20
 
     /// Gives `connection` a page cache that holds every page of the database file at `url` (up

@@ -77,6 +77,73 @@ package enum StoreFiles {
         }
     }
 
+    /// Copies the bytes of `source` into the existing, empty file `destination` in the kernel
+    /// (`sendfile`, or `read`/`write` where the file system does not support it), `chunk` bytes at
+    /// a time, calling `progress` with the bytes copied so far after each chunk.
+    ///
+    /// - Throws: ``CopyError/outOfSpace`` when the disk is full (the caller knows what the copy is
+    ///   for, and says so); ``StoreError/fileSystem(_:)`` for any other failure.
+    static func copyContents(
+        of source: URL, into destination: URL, chunk: Int, progress: (Int64) -> Void
+    ) throws {
+        let input = Foundation.open(source.path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else {
+            throw StoreError.fileSystem("Cannot open \(source.path): \(String(cString: strerror(errno))).")
+        }
+        defer { _ = Foundation.close(input) }
+        let output = Foundation.open(destination.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard output >= 0 else {
+            throw StoreError.fileSystem("Cannot open \(destination.path): \(String(cString: strerror(errno))).")
+        }
+        defer { _ = Foundation.close(output) }
+        var info = stat()
+        guard fstat(input, &info) == 0 else {
+            throw StoreError.fileSystem("Cannot read \(source.path): \(String(cString: strerror(errno))).")
+        }
+        let size = Int64(info.st_size)
+        var copied: Int64 = 0
+        var inKernel = true
+        var buffer: [UInt8] = []
+        while copied < size {
+            let count = Int(min(Int64(chunk), size - copied))
+            var done = 0
+            while done < count {
+                var moved: Int
+                if inKernel {
+                    moved = sendfile(output, input, nil, count - done)
+                    if moved < 0, errno == EINVAL || errno == ENOSYS {
+                        // A file system that cannot copy in the kernel: copy through a buffer.
+                        inKernel = false
+                        continue
+                    }
+                } else {
+                    if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 1 << 20) }
+                    let wanted = min(count - done, buffer.count)
+                    moved = buffer.withUnsafeMutableBytes { Foundation.pread(input, $0.baseAddress, wanted, off_t(copied) + off_t(done)) }
+                    if moved > 0 {
+                        // A short write is taken as it is: the next read starts where it stopped.
+                        let read = moved
+                        moved = buffer.withUnsafeBytes { Foundation.write(output, $0.baseAddress, read) }
+                    }
+                }
+                if moved < 0, errno == EINTR { continue }
+                guard moved > 0 else {
+                    let code = moved < 0 ? errno : EIO
+                    if isOutOfSpace(code) { throw CopyError.outOfSpace }
+                    throw StoreError.fileSystem("Cannot copy \(source.path): \(String(cString: strerror(code))).")
+                }
+                done += moved
+            }
+            copied += Int64(count)
+            progress(copied)
+        }
+    }
+
+    /// A copy that stopped because the disk is full (the caller words the message).
+    enum CopyError: Error {
+        case outOfSpace
+    }
+
     /// Flushes the file at `url` to the disk.
     static func sync(_ url: URL) throws {
         let fd = Foundation.open(url.path, O_RDONLY | O_CLOEXEC)

@@ -27,8 +27,8 @@ extension StoreKeys {
     ///
     /// Order: exclusive store lock (refused with ``StoreError/storeInUse(_:)`` while any store
     /// connection is open) → unlock → the envelope records `rotating` with the old and the new
-    /// data key (written atomically first) → WAL checkpoint → export into a scratch file under the
-    /// new key → fsync, and beside it verify (opens with the new key, `integrity_check`, equal
+    /// data key (written atomically first) → WAL checkpoint → a byte copy of the database in a
+    /// scratch file, re-encrypted in place under the new key → fsync, and beside it verify (opens with the new key, `integrity_check`, equal
     /// content digest over every table including the system tables) → atomic rename over the
     /// database once both have ended → stale side files removed → directory fsync → the envelope is `active` with only the new key.
     ///
