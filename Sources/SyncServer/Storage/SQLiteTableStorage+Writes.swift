@@ -12,28 +12,36 @@ extension SQLiteTableStorage {
         values[SystemProperty.version] = .string(RowVersion.make())
         values[SystemProperty.deleted] = .bool(false)
         if batchRows(table, scope) != nil { return try await batchInsert(values, schema, table: table, id: id, scope: scope) }
-        var names: [SQLFragment] = [], selected: [SQLFragment] = []
-        if let owner = scope.owner {
-            names.append("\(identifier: TableSchema.ownerColumn)")
-            selected.append(.bind(.text(owner)))
+        let sorted = values.sorted { $0.key < $1.key }
+        // In text order: the stamp's table, the owner, the values.
+        var arguments: [SQLValue] = [.text(schema.name)]
+        if let owner = scope.owner { arguments.append(.text(owner)) }
+        for (_, value) in sorted { arguments.append(try SQLValue(json: value)) }
+        let shape = WriteShape(kind: .insert, table: schema.name, isOwned: scope.owner != nil, columns: sorted.map(\.key))
+        let statement = try cachedStatement(shape, arguments) {
+            var names: [SQLFragment] = [], selected: [SQLFragment] = []
+            if let owner = scope.owner {
+                names.append("\(identifier: TableSchema.ownerColumn)")
+                selected.append(.bind(.text(owner)))
+            }
+            for (name, value) in sorted {
+                names.append("\(identifier: name)")
+                selected.append(.bind(try SQLValue(json: value)))
+            }
+            // createdAt and updatedAt are one stamp: the CTE is evaluated once.
+            let stamp: SQLFragment = "\(identifier: "stamp")"
+            for name in [SystemProperty.createdAt, SystemProperty.updatedAt] {
+                names.append("\(identifier: name)")
+                selected.append(stamp)
+            }
+            return """
+                WITH \(identifier: "stamped")(\(inline: stamp)) AS MATERIALIZED (SELECT \(inline: stampCall(schema))) \
+                INSERT INTO \(identifier: schema.name) (\(inline: .joined(names, separator: ", "))) \
+                SELECT \(inline: .joined(selected, separator: ", ")) FROM \(identifier: "stamped") WHERE true \
+                ON CONFLICT DO NOTHING RETURNING *
+                """
         }
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-            names.append("\(identifier: name)")
-            selected.append(.bind(try SQLValue(json: value)))
-        }
-        // createdAt and updatedAt are one stamp: the CTE is evaluated once.
-        let stamp: SQLFragment = "\(identifier: "stamp")"
-        for name in [SystemProperty.createdAt, SystemProperty.updatedAt] {
-            names.append("\(identifier: name)")
-            selected.append(stamp)
-        }
-        let sql: SQLFragment = """
-            WITH \(identifier: "stamped")(\(inline: stamp)) AS MATERIALIZED (SELECT \(inline: stampCall(schema))) \
-            INSERT INTO \(identifier: schema.name) (\(inline: .joined(names, separator: ", "))) \
-            SELECT \(inline: .joined(selected, separator: ", ")) FROM \(identifier: "stamped") WHERE true \
-            ON CONFLICT DO NOTHING RETURNING *
-            """
-        return try await write(sql, schema, table: table, id: id) { [self] in
+        return try await write(statement, schema, table: table, id: id) { [self] in
             // The id is taken: the row that has it (if it went away meanwhile, the insert is tried again).
             if let existing = try await current(schema, id: id, scope: scope) { return .conflict(existing) }
             return try await insert(table: table, scope: scope, item: item)
@@ -53,16 +61,27 @@ extension SQLiteTableStorage {
                 }
             }
         }
-        var assignments: [SQLFragment] = []
-        for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
-            assignments.append("\(identifier: name) = \(bind: try SQLValue(json: value))")
+        let sorted = changes.sorted { $0.key < $1.key }
+        // In text order: the values, the stamp's table, then the condition's.
+        var arguments: [SQLValue] = []
+        for (_, value) in sorted { arguments.append(try SQLValue(json: value)) }
+        arguments.append(.text(schema.name))
+        arguments += Self.conditionArguments(id, scope, condition)
+        let shape = WriteShape(
+            kind: .update, table: schema.name, isOwned: scope.owner != nil, columns: sorted.map(\.key),
+            checksVersion: condition.version != nil, checksDeleted: condition.deleted != nil)
+        let statement = try cachedStatement(shape, arguments) {
+            var assignments: [SQLFragment] = []
+            for (name, value) in sorted {
+                assignments.append("\(identifier: name) = \(bind: try SQLValue(json: value))")
+            }
+            assignments.append("\(identifier: SystemProperty.updatedAt) = \(inline: stampCall(schema))")
+            return """
+                UPDATE \(identifier: schema.name) SET \(inline: .joined(assignments, separator: ", ")) \
+                WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *
+                """
         }
-        assignments.append("\(identifier: SystemProperty.updatedAt) = \(inline: stampCall(schema))")
-        let sql: SQLFragment = """
-            UPDATE \(identifier: schema.name) SET \(inline: .joined(assignments, separator: ", ")) \
-            WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *
-            """
-        return try await write(sql, schema, table: table, id: id) { [self] in
+        return try await write(statement, schema, table: table, id: id) { [self] in
             try await current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
         }
     }
@@ -72,8 +91,13 @@ extension SQLiteTableStorage {
         if batchRows(table, scope) != nil {
             return try await batchWrite(schema, table: table, id: id, scope: scope, condition: condition, removing: true) { _ in }
         }
-        let sql: SQLFragment = "DELETE FROM \(identifier: schema.name) WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *"
-        return try await write(sql, schema, table: table, id: id) { [self] in
+        let shape = WriteShape(
+            kind: .delete, table: schema.name, isOwned: scope.owner != nil, columns: [],
+            checksVersion: condition.version != nil, checksDeleted: condition.deleted != nil)
+        let statement = cachedStatement(shape, Self.conditionArguments(id, scope, condition)) {
+            "DELETE FROM \(identifier: schema.name) WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *"
+        }
+        return try await write(statement, schema, table: table, id: id) { [self] in
             try await current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
         }
     }
@@ -154,10 +178,10 @@ extension SQLiteTableStorage {
     /// condition did not hold), `unmet` says why. The observer sees the write before its
     /// statement and once it is done.
     private func write(
-        _ sql: SQLFragment, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
+        _ statement: SQLStatement, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let stored = try await alone { try await rows(sql.statement(in: .sqlite), schema).first }
+        let stored = try await alone { try await rows(statement, schema).first }
         await observer?.write(.finished, table: table, id: id)
         if let stored { return .written(stored) }
         return try await unmet()
@@ -174,6 +198,41 @@ extension SQLiteTableStorage {
         return try await rows(sql.statement(in: .sqlite), schema).first
     }
 
+    /// The statement of a single write of `shape` with `arguments` (in text order): its text from
+    /// ``writeTexts`` when this shape was seen before, else built by `build` and kept. The text is a
+    /// function of the shape alone (values are always bound), so a schema change cannot make a
+    /// kept text wrong: a column added or a table created is a new shape.
+    private func cachedStatement(
+        _ shape: WriteShape, _ arguments: [SQLValue], build: () throws -> SQLFragment
+    ) rethrows -> SQLStatement {
+        if let sql = writeTexts[shape] { return SQLStatement(sql, arguments) }
+        let statement = try build().statement(in: .sqlite)
+        // The arguments listed by the caller must be the built statement's, in its order, for
+        // the kept text to be used with them; if not, the text is used once and not kept.
+        guard statement.arguments == arguments else {
+            assertionFailure("The arguments of a \(shape.kind) differ from its statement's")
+            return statement
+        }
+        // Shapes are bounded by the tables' columns, yet a client can vary the subset it sends:
+        // the texts are dropped together when there are many.
+        if writeTexts.count >= Self.writeTextLimit { writeTexts.removeAll(keepingCapacity: true) }
+        writeTexts[shape] = statement.sql
+        return statement
+    }
+
+    /// How many write texts ``writeTexts`` keeps at most.
+    static let writeTextLimit = 256
+
+    /// The values ``conditional(_:_:_:)`` binds, in its order.
+    private static func conditionArguments(_ id: String, _ scope: RowScope, _ condition: WriteCondition) -> [SQLValue] {
+        var arguments: [SQLValue] = []
+        if let owner = scope.owner { arguments.append(.text(owner)) }
+        arguments.append(.text(id))
+        if let version = condition.version { arguments.append(.text(version)) }
+        if let deleted = condition.deleted { arguments.append(.integer(deleted ? 1 : 0)) }
+        return arguments
+    }
+
     /// The `WHERE` of a conditional write: the row's key in the scope, its version and deleted
     /// state when the condition names them.
     private static func conditional(_ id: String, _ scope: RowScope, _ condition: WriteCondition) -> SQLFragment {
@@ -182,4 +241,21 @@ extension SQLiteTableStorage {
         if let deleted = condition.deleted { parts.append("\(identifier: SystemProperty.deleted) = \(bind: .integer(deleted ? 1 : 0))") }
         return .joined(parts, separator: " AND ")
     }
+}
+
+/// What the SQL text of a single write depends on. A few shapes come back on every request, so
+/// their text is built once (``SQLiteTableStorage/writeTexts``); the values are bound, never
+/// part of the text.
+struct WriteShape: Hashable {
+    enum Kind: Hashable { case insert, update, delete }
+    var kind: Kind
+    /// The table's stored name (its spelling is in the text).
+    var table: String
+    /// Whether the table is per-user (the owner column is written or matched).
+    var isOwned: Bool
+    /// The columns the write sets, in text order.
+    var columns: [String]
+    /// Whether the `WHERE` matches the version, the deleted state.
+    var checksVersion = false
+    var checksDeleted = false
 }

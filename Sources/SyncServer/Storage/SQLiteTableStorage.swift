@@ -40,6 +40,8 @@ public actor SQLiteTableStorage: TableStorage {
     /// The rows of the running batch of one table's writes
     /// (``inTransaction(table:scope:ids:_:)``), `nil` outside one.
     var batchRows: BatchRows?
+    /// The SQL text of each shape of single write seen lately (see ``WriteShape``).
+    var writeTexts: [WriteShape: String] = [:]
     /// The storage whose batch transaction the current task runs in, if any.
     @TaskLocal static var transactionOwner: ObjectIdentifier?
 
