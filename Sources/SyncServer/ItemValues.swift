@@ -27,6 +27,13 @@ enum ItemValues {
         return columns
     }
 
+    /// Whether every property of `item` is spelled exactly as a column of `schema` (and is a
+    /// plain name): then ``columns(of:)`` finds no clash and no missing column, so a write with
+    /// the table's own names (a batch of them, typically) skips folding every name again.
+    static func namesOnlyColumns(_ item: JSONObject, of schema: TableSchema) -> Bool {
+        item.count <= 500 && item.keys.allSatisfy { schema.columns[$0] != nil && ODataParser.isName($0) }
+    }
+
     /// Checks that each value fits the column it goes to, so that it reads back as it was sent:
     /// a string into a text column, a number into an integer or real one, a Boolean into a
     /// Boolean one, an object or array into a JSON one; `null` fits any.

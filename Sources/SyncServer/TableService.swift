@@ -40,9 +40,10 @@ struct TableService: Sendable {
         default: throw TableError.badRequest("The item's id must be a string of 1 to 255 characters without control characters or \" + ? \\ / `")
         }
         row.removeValue(forKey: SystemProperty.version)
-        let columns = try ItemValues.columns(of: item)
-        // Checked before a column is added, and again after (a column another request just made).
         let existing = try await storage.schema(of: table)
+        // Properties spelled as the table's columns need no column and cannot clash.
+        let columns = existing.map { ItemValues.namesOnlyColumns(item, of: $0) } == true ? [:] : try ItemValues.columns(of: item)
+        // Checked before a column is added, and again after (a column another request just made).
         if let existing { try ItemValues.checkTypes(row, against: existing) }
         if let existing, existing.missingColumns(columns).isEmpty {
             // Every column is there: no schema change, so no second call to the storage.
@@ -72,11 +73,14 @@ struct TableService: Sendable {
         values.removeValue(forKey: SystemProperty.id)
         values.removeValue(forKey: SystemProperty.version)
         try ItemValues.checkTypes(values, against: schema)
-        let columns = try ItemValues.columns(of: changes)
-        if !schema.missingColumns(columns).isEmpty {
-            // A column is added only for a row that is there to take it.
-            _ = try await read(table: table, id: id, scope: scope, includeDeleted: false)
-            try ItemValues.checkTypes(values, against: try await storage.ensureColumns(table, scope: scope, columns))
+        // Properties spelled as the table's columns need no column and cannot clash.
+        if !ItemValues.namesOnlyColumns(changes, of: schema) {
+            let columns = try ItemValues.columns(of: changes)
+            if !schema.missingColumns(columns).isEmpty {
+                // A column is added only for a row that is there to take it.
+                _ = try await read(table: table, id: id, scope: scope, includeDeleted: false)
+                try ItemValues.checkTypes(values, against: try await storage.ensureColumns(table, scope: scope, columns))
+            }
         }
         let result = try await storage.update(
             table: table, id: id, scope: scope, values: values, condition: WriteCondition(version: version, deleted: false))

@@ -55,6 +55,13 @@ import Testing
                 #expect(refused.status == .badRequest, "\(body)")
                 #expect(refused.errorMessage?.contains("differ only by case") == true, "\(refused.errorMessage ?? "")")
             }
+            // An update naming a column exactly and again in another case is refused the same way.
+            for body: JSONObject in [["text": "x", "Text": "y"], ["text": "x", "ID": "1"]] {
+                let refused = try await server.send(.patch, "/tables/todo/1", object: body)
+                #expect(refused.status == .badRequest, "\(body)")
+                #expect(refused.errorMessage?.contains("differ only by case") == true, "\(refused.errorMessage ?? "")")
+            }
+            #expect(try await server.send(.get, "/tables/todo/1").object["text"] == "c", "no refused update was written")
             let rows = try await server.send(.get, "/tables/todo?__includeDeleted=true").array
             #expect(rows.compactMap { $0["id"]?.stringValue }.sorted() == ["1", "2", "3"], "nothing refused was stored")
         }
