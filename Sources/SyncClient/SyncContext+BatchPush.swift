@@ -38,41 +38,55 @@ extension SyncContext {
         return limit
     }
 
+    /// What became of a batch request.
+    enum BatchSent {
+        /// One outcome per operation, in order (a single abort when no result can be read).
+        case answered([Outcome])
+        /// The server has no batch route (404 or 405): nothing was applied.
+        case unsupported
+        /// The request was larger than the server takes (413): nothing was applied.
+        case tooLarge
+    }
+
     /// Sends `group` (consecutive operations of one table, each with its item) in one batch
     /// request and classifies each operation's result as ``pushOne(_:connection:run:answer:)``
     /// classifies a single answer.
-    /// - Returns: one outcome per operation in order; `nil` when the server has no batch route
-    ///   (404 or 405: nothing was applied, send them one at a time); a single abort when no
-    ///   result can be read (no answer, a 401, a cancelled push, an unreadable answer): every
-    ///   operation of the group stays attempted and the next push settles them.
-    func pushBatch(_ group: [ClaimedOperation], run: RunHandle) async -> [Outcome]? {
+    /// - Returns: one outcome per operation in order; ``BatchSent/unsupported`` when the server
+    ///   has no batch route (send them one at a time); ``BatchSent/tooLarge`` when the body was
+    ///   larger than the server takes (send them in smaller batches: each alone, an operation too
+    ///   large by itself gets its own 413); a single abort when no result can be read (no answer,
+    ///   a 401, a cancelled push, an unreadable answer): every operation of the group stays
+    ///   attempted and the next push settles them.
+    func pushBatch(_ group: [ClaimedOperation], run: RunHandle) async -> BatchSent {
         let response: SyncResponse
         do {
             response = try await connection.send(try batchRequest(group), run: run)
         } catch {
-            return [.abort(Self.requestAbort(error))]
+            return .answered([.abort(Self.requestAbort(error))])
         }
         switch response.statusCode {
         case 404, 405:
             advertisedBatchLimit = 1
-            return nil
+            return .unsupported
+        case 413:
+            return .tooLarge
         case 401:
-            return [.abort(SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401))]
+            return .answered([.abort(SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401))])
         case 200:
             guard let answers = Self.batchAnswers(response), answers.count == group.count else {
-                return [.abort(SyncError(.pushAbortedByNetwork, reason: "The server's batch answer could not be read."))]
+                return .answered([.abort(SyncError(.pushAbortedByNetwork, reason: "The server's batch answer could not be read."))])
             }
             var outcomes: [Outcome] = []
             for (claimed, answer) in zip(group, answers) {
                 outcomes.append(await pushOne(claimed, connection: connection, run: run, answer: answer))
             }
-            return outcomes
+            return .answered(outcomes)
         default:
             // The batch as a whole was refused or failed: each operation had that answer.
             var outcomes: [Outcome] = []
             let answer = BatchAnswer(response: response, item: ServiceConnection.item(from: response))
             for claimed in group { outcomes.append(await pushOne(claimed, connection: connection, run: run, answer: answer)) }
-            return outcomes
+            return .answered(outcomes)
         }
     }
 

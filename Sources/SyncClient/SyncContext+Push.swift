@@ -90,7 +90,21 @@ extension SyncContext {
                 claimed.removeLast()
             }
             for _ in group { checkpoint?(.pushClaimed) }
-            var outcomes = group.count > 1 ? await pushBatch(group, run: run) : nil
+            var outcomes: [Outcome]?
+            if group.count > 1 {
+                switch await pushBatch(group, run: run) {
+                case .answered(let answers):
+                    outcomes = answers
+                case .tooLarge:
+                    // Nothing was applied: the group goes again, in batches half as large from here
+                    // (one at a time at the end, where an operation too large alone gets its own 413).
+                    limit = group.count / 2
+                    claimed.append(contentsOf: group.reversed())
+                    continue
+                case .unsupported:
+                    break
+                }
+            }
             if outcomes == nil {
                 if group.count > 1 {
                     // The server has no batch route: nothing was applied; one request each from here.

@@ -88,4 +88,39 @@ import Testing
         }
         await server.stop()
     }
+
+    /// A batch whose body is larger than the server takes (413) was not applied: its operations go
+    /// again in smaller batches, and only an operation too large on its own fails, with its own 413.
+    @Test(arguments: StoreKind.allCases)
+    func aBatchTooLargeForTheServerGoesAgainInSmallerOnes(_ kind: StoreKind) async throws {
+        var logger = Logger(label: "e2e-batch")
+        logger.logLevel = .critical
+        var configuration = ServerConfiguration(port: 0, logger: logger)
+        configuration.maxBatchOperations = 50
+        configuration.maxBodySize = 4096
+        let server = try await RunningServer.start(configuration)
+        do {
+            let sending = Sending(maxBatchOperations: 50, batching: .automatic, parallelism: 1)
+            try await Self.withDevice(kind, server, sending) { context, table in
+                let text = JSONValue.string(String(repeating: "x", count: 300))
+                for i in 0..<40 { _ = try await table.insert(["id": .string("i\(i)"), "text": text]) }
+                _ = try await table.insert(["id": "big", "text": .string(String(repeating: "y", count: 5000))])
+                for i in 40..<50 { _ = try await table.insert(["id": .string("i\(i)"), "text": text]) }
+                let error = await #expect(throws: SyncError.self) { try await context.push() }
+                #expect(error == .pushCompletedWithErrors)
+                #expect(error?.operationErrors.map(\.itemId) == ["big"])
+                #expect(error?.operationErrors.first?.statusCode == 413)
+                #expect(try await context.pendingOperations().map(\.itemId) == ["big"])
+                #expect(try await table.lookup(id: "i49")?["version"]?.stringValue?.isEmpty == false)
+            }
+            let items = try await MobileServiceClient(url: server.url).table("todo").read(Query().orderBy("id").top(100)).items
+            #expect(items.count == 50)
+            #expect(!items.contains { $0["id"] == "big" })
+            #expect(items.allSatisfy { $0["text"] == .string(String(repeating: "x", count: 300)) })
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
 }
