@@ -42,7 +42,7 @@ final class BackgroundWork<Value: Sendable>: Sendable {
     }
 }
 
-/// The check of a re-encrypted copy (``Reencryption/checkedDigest(of:key:)``), run on a
+/// The check of a re-encrypted copy (``Reencryption/checkedDigest(of:key:parts:)``), run on a
 /// connection of its own on another thread (``BackgroundWork``).
 ///
 /// The caller must keep every writer away from the copy until ``BackgroundWork/result()`` returns.
@@ -52,11 +52,14 @@ enum BackgroundCheck {
     /// - Parameters:
     ///   - url: The re-encrypted copy, complete in its file.
     ///   - key: Its raw key.
-    /// - Returns: The computation; its result is the copy's digest.
-    static func start(_ url: URL, key: UnsafeRawBufferPointer) -> BackgroundWork<DatabaseDigest> {
+    ///   - parts: What the check runs (both by default).
+    /// - Returns: The computation; its result is the copy's digest (`nil` for an integrity check alone).
+    static func start(
+        _ url: URL, key: UnsafeRawBufferPointer, parts: Reencryption.CopyCheckParts = .integrityAndDigest
+    ) -> BackgroundWork<DatabaseDigest?> {
         // The key crosses threads in a wiped buffer, never in an array.
         let key = SecretBytes(count: key.count) { $0.copyMemory(from: key) }
-        return BackgroundWork { try key.withUnsafeBytes { try Reencryption.checkedDigest(of: url, key: $0) } }
+        return BackgroundWork { try key.withUnsafeBytes { try Reencryption.checkedDigest(of: url, key: $0, parts: parts) } }
     }
 }
 
