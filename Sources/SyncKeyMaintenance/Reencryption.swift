@@ -95,9 +95,9 @@ enum Reencryption {
     /// `sqlite3_rekey` decrypts and encrypts each page once and keeps the same layout, with a
     /// small page cache. The source is no longer read by the copy's connection, so its digest is
     /// computed on a connection of its own on another thread (``BackgroundDigest``) while the copy
-    /// is made and re-encrypted here; then the copy is checked on another thread
-    /// (``BackgroundCheck``: `integrity_check` and its digest, read back from the file with the
-    /// new key) while this thread flushes it. The rename waits for all of them.
+    /// is made and re-encrypted here; then the copy is checked, read back from the file with the
+    /// new key, by ``verify(_:key:expected:report:)`` (its `integrity_check` and its digest on two
+    /// other threads) while this thread flushes it. The rename waits for all of them.
     private static func copyRekeyAndVerify(
         source: Connection, database: URL, oldKey: UnsafeRawBufferPointer, newKey: UnsafeRawBufferPointer, into copy: URL,
         totalPages: Int, report: (KeyMaintenanceEvent) -> Void
