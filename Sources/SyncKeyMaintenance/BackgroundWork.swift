@@ -14,16 +14,21 @@ final class BackgroundWork<Value: Sendable>: Sendable {
     private let outcome = Mutex<Result<Value, any Error>?>(nil)
     private let done = DispatchGroup()
 
-    /// Starts `work` on another thread.
+    /// Starts `work` on a thread of its own.
+    ///
+    /// A thread each, not a dispatch queue: Dispatch sizes its pool by the cores and counts
+    /// neither the caller's thread nor its own idle workers reliably, so a second computation
+    /// could wait for a worker for a long while (seen: 0.4 s) with a core free.
     ///
     /// - Parameter work: The computation; what it throws is thrown by ``result()``.
     init(_ work: @escaping @Sendable () throws -> Value) {
         done.enter()
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        let thread = Thread { [self] in
             defer { done.leave() }
             let result = Result<Value, any Error> { try work() }
             outcome.withLock { $0 = result }
         }
+        thread.start()
     }
 
     /// Waits until the computation has ended.
@@ -52,11 +57,9 @@ enum BackgroundCheck {
     /// - Parameters:
     ///   - url: The re-encrypted copy, complete in its file.
     ///   - key: Its raw key.
-    ///   - parts: What the check runs (both by default).
-    /// - Returns: The computation; its result is the copy's digest (`nil` for an integrity check alone).
-    static func start(
-        _ url: URL, key: UnsafeRawBufferPointer, parts: Reencryption.CopyCheckParts = .integrityAndDigest
-    ) -> BackgroundWork<DatabaseDigest?> {
+    ///   - parts: What the check runs.
+    /// - Returns: The computation; its result is the copy's digest (`nil` for the integrity check).
+    static func start(_ url: URL, key: UnsafeRawBufferPointer, parts: Reencryption.CopyCheckParts) -> BackgroundWork<DatabaseDigest?> {
         // The key crosses threads in a wiped buffer, never in an array.
         let key = SecretBytes(count: key.count) { $0.copyMemory(from: key) }
         return BackgroundWork { try key.withUnsafeBytes { try Reencryption.checkedDigest(of: url, key: $0, parts: parts) } }
@@ -64,7 +67,7 @@ enum BackgroundCheck {
 }
 
 /// The content digest of a database that nothing writes, on a connection of its own on another
-/// thread (``BackgroundWork``): the source of a copy that is re-encrypted in place.
+/// thread (``BackgroundWork``): the source of a re-encryption, while its copy is written.
 ///
 /// The caller must keep every writer away from the database until ``BackgroundWork/result()`` returns.
 enum BackgroundDigest {
@@ -72,17 +75,19 @@ enum BackgroundDigest {
     ///
     /// - Parameters:
     ///   - url: The database.
-    ///   - key: Its raw key.
+    ///   - key: Its raw key, or `nil` for a plain database.
     /// - Returns: The computation; its result is the database's digest.
-    static func start(_ url: URL, key: UnsafeRawBufferPointer) -> BackgroundWork<DatabaseDigest> {
+    static func start(_ url: URL, key: UnsafeRawBufferPointer?) -> BackgroundWork<DatabaseDigest> {
         // The key crosses threads in a wiped buffer, never in an array.
-        let key = SecretBytes(count: key.count) { $0.copyMemory(from: key) }
+        let key = key.map { key in SecretBytes(count: key.count) { $0.copyMemory(from: key) } }
         return BackgroundWork {
-            try key.withUnsafeBytes { key in
+            let open = { (key: UnsafeRawBufferPointer?) in
                 let connection = try Reencryption.openExisting(url, key: key)
                 defer { connection.close() }
                 return try DatabaseDigest.compute(connection)
             }
+            guard let key else { return try open(nil) }
+            return try key.withUnsafeBytes { try open($0) }
         }
     }
 }

@@ -27,21 +27,18 @@ struct DatabaseDigest: Equatable, Sendable {
     ///
     /// - Parameters:
     ///   - connection: The open database.
-    ///   - first: Runs inside the same read transaction before the digest reads anything (a check
-    ///     of the same snapshot, whose pages the digest then finds in the connection's cache).
     /// - Throws: ``SQLiteError`` when a row cannot be read; ``StoreError/verificationFailed(_:)`` when
-    ///   the hashing fails (a digest is never computed over part of the content); what `first` throws.
-    static func compute(_ connection: Connection, first: () throws -> Void = {}) throws -> DatabaseDigest {
+    ///   the hashing fails (a digest is never computed over part of the content).
+    static func compute(_ connection: Connection) throws -> DatabaseDigest {
         do {
-            return try digest(connection, first: first)
+            return try digest(connection)
         } catch let error as KeyError {
             throw StoreError.verificationFailed("the content digest could not be computed: \(error)")
         }
     }
 
-    private static func digest(_ connection: Connection, first: () throws -> Void) throws -> DatabaseDigest {
+    private static func digest(_ connection: Connection) throws -> DatabaseDigest {
         try connection.readTransaction {
-            try first()
             let schemaRows = try connection.rows(
                 """
                 SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name

@@ -96,7 +96,7 @@ enum Reencryption {
     /// small page cache. The source is no longer read by the copy's connection, so its digest is
     /// computed on a connection of its own on another thread (``BackgroundDigest``) while the copy
     /// is made and re-encrypted here; then the copy is checked, read back from the file with the
-    /// new key, by ``verify(_:key:expected:report:)`` (its `integrity_check` and its digest on two
+    /// new key, by ``verify(_:key:report:expected:)`` (its `integrity_check` and its digest on two
     /// other threads) while this thread flushes it. The rename waits for all of them.
     private static func copyRekeyAndVerify(
         source: Connection, database: URL, oldKey: UnsafeRawBufferPointer, newKey: UnsafeRawBufferPointer, into copy: URL,
@@ -147,7 +147,7 @@ enum Reencryption {
             if let copyFault { throw copyFault }
             report(.progress(pagesWritten: totalPages, totalPages: totalPages))
             report(.step(.exported))
-            try verify(copy, key: newKey, expected: expected, report: report)
+            try verify(copy, key: newKey, report: report) { expected }
         } catch let error as StoreError where error == .verificationFailed("") {
             // The re-encryption read every page of the copy, so a page the digest does not read
             // (an index) that was already damaged in the database shows up here: say so.
@@ -175,20 +175,21 @@ enum Reencryption {
     /// Exports a plain database into the scratch file under the new key, flushes it and verifies
     /// it.
     ///
-    /// Each side of the copy is decrypted once: the export reads every page of the source into a
-    /// page cache that holds them all (up to ``maximumCacheBytes``), and the source's digest,
-    /// computed on the same connection right after it, reads them from there; the copy is checked
-    /// on a connection of its own on another thread (``BackgroundCheck``), `integrity_check` and
-    /// then the digest of the same pages, while this thread computes the source's digest and
-    /// flushes the copy. The rename waits for all three.
+    /// The source's digest is computed on a connection of its own on another thread
+    /// (``BackgroundDigest``) while the export runs here; then the copy is checked, read back from
+    /// the file with the new key, by ``verify(_:key:report:expected:)`` (its `integrity_check` and
+    /// its digest on two other threads) while this thread flushes it. The rename waits for all of
+    /// them.
     private static func exportAndVerify(
         source: Connection, database: URL, newKey: UnsafeRawBufferPointer, into export: URL, totalPages: Int,
         report: (KeyMaintenanceEvent) -> Void
     ) throws {
         // Nothing writes the database while the procedure runs (the exclusive store lock is held
-        // and the log is checkpointed), so the pages the export decrypts stay valid in the cache
-        // for the digest that follows.
-        try setCache(of: source, toHold: database)
+        // and the log is checkpointed): what the export reads and what the digest reads are the
+        // same content. The source stays open until the digest has ended (as in
+        // copyRekeyAndVerify), so that the digest's connection is never the last one to close.
+        let sourceDigest = BackgroundDigest.start(database, key: nil)
+        defer { sourceDigest.wait() }
 
         try StoreFiles.createEmptyFile(at: export.path)
         try source.attach(path: export.path, as: attachmentName, key: newKey)
@@ -215,29 +216,25 @@ enum Reencryption {
         try source.detach(attachmentName)
         report(.progress(pagesWritten: totalPages, totalPages: totalPages))
         report(.step(.exported))
-        // From here the copy is complete in the file: it is read back from there by its check.
-        let check = BackgroundCheck.start(export, key: newKey)
-        defer { check.wait() }
-        let expected = try DatabaseDigest.compute(source)
+        try verify(export, key: newKey, report: report) { try sourceDigest.result() }
         source.close()
-        try StoreFiles.sync(export)
-        report(.step(.synced))
-        try compare(check, with: expected, report: report)
     }
 
     /// Checks the complete copy while this thread flushes it, and compares its digest with the
-    /// source's: its `integrity_check` and its digest run side by side on two connections of
-    /// their own, on two other threads (both cores are free once the copy is re-encrypted; each
-    /// connection decrypts the pages it reads, so the copy is decrypted twice, in less time than
-    /// once after the other).
+    /// source's (`expected`, which may still be being computed elsewhere): its `integrity_check`
+    /// and its digest run side by side on two connections of their own, on two other threads
+    /// (both cores are free once the copy is written; each connection decrypts the pages it
+    /// reads, so the copy is decrypted twice, in less time than once after the other).
     private static func verify(
-        _ copy: URL, key: UnsafeRawBufferPointer, expected: DatabaseDigest, report: (KeyMaintenanceEvent) -> Void
+        _ copy: URL, key: UnsafeRawBufferPointer, report: (KeyMaintenanceEvent) -> Void, expected: () throws -> DatabaseDigest
     ) throws {
         // From here the copy is complete in the file: it is read back from there by its check.
         let check = BackgroundCheck.start(copy, key: key, parts: .integrity)
         defer { check.wait() }
         let digest = BackgroundCheck.start(copy, key: key, parts: .digest)
         defer { digest.wait() }
+        // A failure to read the source comes first: it is the database's fault, not the copy's.
+        let expected = try expected()
         try StoreFiles.sync(copy)
         report(.step(.synced))
         // A fault the integrity check finds comes first: it says more than a digest that differs.
@@ -275,17 +272,15 @@ enum Reencryption {
         }
     }
 
-    /// Opens the copy with the new key and checks its header, then its structure, its content
-    /// digest or both (`parts`): with both, `integrity_check` reads (and authenticates) every page
-    /// into a cache that holds them all (up to ``maximumCacheBytes``), and the digest, in the same
-    /// read transaction, reads the tables from there.
+    /// Opens the copy with the new key and checks its header, then its structure or its content
+    /// digest (`parts`; the two run side by side on two connections, ``verify(_:key:report:expected:)``).
     ///
     /// - Returns: The copy's digest, for the caller to compare with the source's; `nil` when
     ///   `parts` is ``CopyCheckParts/integrity``.
     /// - Throws: ``StoreError/verificationFailed(_:)`` for any fault found, a page that cannot be
     ///   read or authenticated included (the copy is damaged; the database is not).
     static func checkedDigest(
-        of url: URL, key: UnsafeRawBufferPointer, parts: CopyCheckParts = .integrityAndDigest
+        of url: URL, key: UnsafeRawBufferPointer, parts: CopyCheckParts
     ) throws -> DatabaseDigest? {
         guard !StoreFiles.isPlainDatabase(at: url) else {
             throw StoreError.verificationFailed("the new file is not encrypted")
@@ -297,22 +292,16 @@ enum Reencryption {
             throw StoreError.verificationFailed("the new file does not open with the new key")
         }
         defer { copy.close() }
-        let integrityCheck = {
-            let problems = try copy.integrityCheck()
-            guard problems == ["ok"] else {
-                throw StoreError.verificationFailed("integrity check of the new file: \(summary(of: problems))")
-            }
-        }
         do {
             switch parts {
-            case .integrityAndDigest:
-                try setCache(of: copy, toHold: url)
-                return try DatabaseDigest.compute(copy, first: integrityCheck)
             case .integrity:
                 // The check looks up every index entry's row: a cache that holds the whole file
                 // reads each page once.
                 try setCache(of: copy, toHold: url)
-                try integrityCheck()
+                let problems = try copy.integrityCheck()
+                guard problems == ["ok"] else {
+                    throw StoreError.verificationFailed("integrity check of the new file: \(summary(of: problems))")
+                }
                 return nil
             case .digest:
                 // The digest reads each table in order: the default cache does.
@@ -327,8 +316,6 @@ enum Reencryption {
 
     /// What a check of a copy runs on its connection.
     enum CopyCheckParts: Sendable {
-        /// `integrity_check`, then the digest from the pages it read (one connection, one cache).
-        case integrityAndDigest
         /// `integrity_check` alone.
         case integrity
         /// The digest alone.
@@ -340,10 +327,9 @@ enum Reencryption {
         problems.flatMap { $0.split(whereSeparator: \.isNewline) }.prefix(3).joined(separator: "; ")
     }
 
-    /// The most page cache each side of an export uses, in bytes (the source's connection and the
-    /// copy's, so at most twice this at once; a copy rekeyed in place uses it for its check only):
-    /// a database up to about this size is decrypted once on each side; a larger one is read twice
-    /// where the cache cannot hold it.
+    /// The most page cache the integrity check of a copy uses, in bytes: the pages of a copy up
+    /// to about this size are decrypted once by it; a larger one is read again where the cache
+    /// cannot hold it.
     static let maximumCacheBytes: Int64 = 256 << 20
 
     /// Gives `connection` a page cache that holds every page of the database file at `url` (up
