@@ -229,11 +229,11 @@ public final class PushOperation: Sendable {
         }
     }
 
-    /// The body of a request: the item without its system properties (compared
-    /// case-insensitively), with `id` (or without any id when `id` is `nil`).
+    /// The body of a request: the item without its system properties (their names compared
+    /// without ASCII case), with `id` (or without any id when `id` is `nil`).
     static func wireBody(_ item: JSONObject, id: String?) -> JSONObject {
-        let system = Set(SystemProperty.all.map { $0.lowercased() })
-        var body = item.filter { !system.contains($0.key.lowercased()) }
+        var body = item
+        for name in item.keys where SystemProperty.all.contains(where: { ASCIICase.equal($0, name) }) { body[name] = nil }
         body[SystemProperty.id] = id.map(JSONValue.string)
         return body
     }

@@ -119,7 +119,7 @@ struct TableService: Sendable {
     /// The version `If-Match` requires, `nil` for `*` or no header. A tag that can match no
     /// version (a weak one) is answered at once: 404 when the row is not there, else 412 with it.
     private func expectedVersion(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> String? {
-        guard let ifMatch, ifMatch.trimmingCharacters(in: .whitespaces) != "*" else { return nil }
+        guard let ifMatch, !ETag.isWildcard(ifMatch) else { return nil }
         if let version = ETag.version(from: ifMatch) { return version }
         let current = try await read(table: table, id: id, scope: scope, includeDeleted: false)
         throw TableError(.preconditionFailed, "The server's version did not match the passed version", item: current)

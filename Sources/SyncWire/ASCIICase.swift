@@ -22,6 +22,13 @@ public enum ASCIICase {
         }
     }
 
+    /// Whether `a` and `b` have equal folds (``fold(_:)``), compared byte by byte without making them.
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        let (left, right) = (a.utf8, b.utf8)
+        guard left.count == right.count else { return false }
+        return zip(left, right).allSatisfy { x, y in x == y || (isCapital(x) ? x + 0x20 : x) == (isCapital(y) ? y + 0x20 : y) }
+    }
+
     /// Whether a UTF-8 byte is an ASCII capital, `A`–`Z`.
     private static func isCapital(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
 }

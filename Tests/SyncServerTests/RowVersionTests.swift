@@ -17,6 +17,16 @@ import Testing
         #expect(seen.count == 1_000, "a version is new on every write")
     }
 
+    @Test func versionsMadeAtOnceOnManyThreadsAreAllDifferent() async {
+        let versions = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 { group.addTask { (0..<500).map { _ in RowVersion.make() } } }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(versions.count == 4_000)
+        #expect(Set(versions).count == 4_000)
+        #expect(versions.allSatisfy { Data(base64Encoded: $0)?.count == 12 })
+    }
+
     @Test(arguments: StorageFactory.all)
     func reservedNamesAreRefusedInAnyCaseAndOthersAreNot(_ storage: StorageFactory) async throws {
         try await TestServer.run(.testing(), storage: storage) { server in

@@ -23,6 +23,21 @@ import Testing
         #expect(ETag.version(from: "unquoted") == "unquoted", "an unquoted value is taken as it is")
     }
 
+    @Test(arguments: ["\t", "\u{00A0}", "\u{3000}", " \t "])
+    func whiteSpaceOfEveryKindAroundATagIsNotPartOfIt(space: String) {
+        #expect(ETag.version(from: space + #""v1""# + space) == "v1")
+        #expect(ETag.version(from: space + "v1") == "v1")
+        #expect(ETag.isWildcard(space + "*" + space))
+        #expect(ETag.ifMatch(space + #""v1""#, matches: "v1"))
+    }
+
+    @Test func aTagEndingBeyondASCIIIsKeptWhole() {
+        #expect(ETag.version(from: "ü") == "ü")
+        #expect(ETag.version(from: "\"ü\"") == "ü")
+        #expect(!ETag.isWildcard("**"))
+        #expect(!ETag.isWildcard(""))
+    }
+
     @Test func ifMatchComparesStrongly() {
         #expect(ETag.ifMatch(#""v1""#, matches: "v1"))
         #expect(ETag.ifMatch(#""a\"b""#, matches: "a\"b"))

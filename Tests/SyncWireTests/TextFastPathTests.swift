@@ -26,6 +26,13 @@ import Testing
         #expect(folded.unicodeScalars.count == text.unicodeScalars.count)
     }
 
+    @Test(arguments: texts)
+    func equalityWithoutASCIICaseIsEqualityOfTheFolds(text: String) {
+        for other in Self.texts + [text.uppercased(), text.lowercased(), ASCIICase.fold(text)] {
+            #expect(ASCIICase.equal(text, other) == (ASCIICase.fold(text) == ASCIICase.fold(other)), "\(text) / \(other)")
+        }
+    }
+
     @Test func foldingExamples() {
         #expect(ASCIICase.fold("ÄPFEL") == "Äpfel")
         #expect(ASCIICase.fold("CreatedAt") == "createdat")

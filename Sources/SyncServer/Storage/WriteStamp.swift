@@ -70,12 +70,30 @@ public final class StampClock: Sendable {
 
 /// Row versions: opaque, new on every write.
 public enum RowVersion {
+    /// The bytes of a version.
+    static let length = 12
+
+    /// Random bytes from the system's generator, drawn 256 at a time (a draw is a system call;
+    /// a version needs 12 bytes), and how many of them are used.
+    private static let pool = Mutex<(bytes: [UInt8], used: Int)>(([UInt8](repeating: 0, count: 256), 256))
+
     /// A new version: 12 random bytes, base64.
     public static func make() -> String {
-        // Two draws of the system's generator give 16 random bytes, of which 12 are taken.
-        var generator = SystemRandomNumberGenerator()
-        let words = (generator.next(), generator.next())
-        return withUnsafeBytes(of: words) { Data($0.prefix(12)).base64EncodedString() }
+        let version = pool.withLock { pool -> Data in
+            if pool.used + length > pool.bytes.count {
+                let status = pool.bytes.withUnsafeMutableBytes { getentropy($0.baseAddress, $0.count) }
+                // getentropy fails only for more than 256 bytes or a bad address.
+                precondition(status == 0, "the system's random generator failed")
+                pool.used = 0
+            }
+            defer {
+                // Each byte is handed out once.
+                for i in pool.used..<(pool.used + length) { pool.bytes[i] = 0 }
+                pool.used += length
+            }
+            return Data(pool.bytes[pool.used..<(pool.used + length)])
+        }
+        return version.base64EncodedString()
     }
 }
 
