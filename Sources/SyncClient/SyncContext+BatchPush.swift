@@ -48,21 +48,20 @@ extension SyncContext {
         case tooLarge
     }
 
-    /// Sends `group` (consecutive operations of one table, each with its item) in one batch
-    /// request and classifies each operation's result as ``pushOne(_:connection:run:answer:)``
-    /// classifies a single answer.
+    /// Classifies the reply to the batch request of `group` (consecutive operations of one table,
+    /// each with its item) as ``pushOne(_:connection:run:answer:)`` classifies a single answer.
+    /// - Parameter reply: The response to the batch request, or why there is none.
     /// - Returns: one outcome per operation in order; ``BatchSent/unsupported`` when the server
     ///   has no batch route (send them one at a time); ``BatchSent/tooLarge`` when the body was
     ///   larger than the server takes (send them in smaller batches: each alone, an operation too
     ///   large by itself gets its own 413); a single abort when no result can be read (no answer,
     ///   a 401, a cancelled push, an unreadable answer): every operation of the group stays
     ///   attempted and the next push settles them.
-    func pushBatch(_ group: [ClaimedOperation], run: RunHandle) async -> BatchSent {
+    func batchOutcome(_ group: [ClaimedOperation], reply: Result<SyncResponse, any Error>, run: RunHandle) async -> BatchSent {
         let response: SyncResponse
-        do {
-            response = try await connection.send(try batchRequest(group), run: run)
-        } catch {
-            return .answered([.abort(Self.requestAbort(error))])
+        switch reply {
+        case .success(let answer): response = answer
+        case .failure(let error): return .answered([.abort(Self.requestAbort(error))])
         }
         switch response.statusCode {
         case 404, 405:
@@ -77,6 +76,7 @@ extension SyncContext {
                 return .answered([.abort(SyncError(.pushAbortedByNetwork, reason: "The server's batch answer could not be read."))])
             }
             var outcomes: [Outcome] = []
+            outcomes.reserveCapacity(group.count)
             for (claimed, answer) in zip(group, answers) {
                 outcomes.append(await pushOne(claimed, connection: connection, run: run, answer: answer))
             }
@@ -92,7 +92,7 @@ extension SyncContext {
 
     /// `POST /batch/{table}` with `{"operations": [...]}`: each operation as its own request
     /// would carry it (method, id, body, `If-Match`).
-    private func batchRequest(_ group: [ClaimedOperation]) throws -> SyncRequest {
+    func batchRequest(_ group: [ClaimedOperation]) throws -> SyncRequest {
         var operations: [JSONValue] = []
         operations.reserveCapacity(group.count)
         for claimed in group {

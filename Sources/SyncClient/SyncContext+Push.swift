@@ -48,106 +48,199 @@ extension SyncContext {
         let total = try await read { try $0.operationCount(table: nil) }
         emit(.pushStarted(operations: total))
         logger.debug("Push started", metadata: ["operations": "\(total)"])
-        var last: Int64 = 0
-        var tally = PushTally()
-        var abort: SyncError?
-        var claimed: [ClaimedOperation] = []  // claimed and not sent yet, the next one last
-        var answered: [AnsweredOperation] = []  // sent, the answer not recorded yet
-        var limit = 1
+        var push = PushRun()
         do {
-            limit = try await batchLimit(run: run)
+            push.limit = try await batchLimit(run: run)
         } catch {
-            abort = Self.requestAbort(error)
+            push.abort = Self.requestAbort(error)
         }
-        while abort == nil {
-            if run.isCancelled {
-                abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
-                break
-            }
-            if claimed.isEmpty {
-                let (settled, after, most) = (answered, last, max(Self.pushBatch, limit))
-                do {
-                    claimed = try await write { writer in
-                        try PushSteps.record(settled, in: writer)
-                        return try PushSteps.claim(after: after, limit: most, in: writer)
-                    }
-                } catch {
-                    abort = Self.storeAbort(error)
-                    break
-                }
-                report(answered, into: &tally)
-                answered = []
-                guard let newest = claimed.last else { break }
-                last = newest.record.id
-                claimed.reverse()
-            }
-            guard let next = claimed.popLast() else { break }
-            var group = [next]
-            while limit > 1, group.count < limit, next.item != nil, let following = claimed.last, following.item != nil,
-                following.record.table == next.record.table
-            {
-                group.append(following)
-                claimed.removeLast()
-            }
-            for _ in group { checkpoint?(.pushClaimed) }
-            var outcomes: [Outcome]?
-            if group.count > 1 {
-                switch await pushBatch(group, run: run) {
-                case .answered(let answers):
-                    outcomes = answers
-                case .tooLarge:
-                    // Nothing was applied: the group goes again, in batches half as large from here
-                    // (one at a time at the end, where an operation too large alone gets its own 413).
-                    limit = group.count / 2
-                    claimed.append(contentsOf: group.reversed())
-                    continue
-                case .unsupported:
-                    break
-                }
-            }
-            if outcomes == nil {
-                if group.count > 1 {
-                    // The server has no batch route: nothing was applied; one request each from here.
-                    limit = 1
-                    claimed.append(contentsOf: group.dropFirst().reversed())
-                    group = [next]
-                    checkpoint?(.pushClaimed)
-                }
-                if limit == 1, pushParallelism > 1, !claimed.isEmpty {
-                    group = Self.parallelGroup(after: next, from: &claimed, most: pushParallelism)
-                    for _ in group.dropFirst() { checkpoint?(.pushClaimed) }
-                    outcomes = await pushEach(group, run: run)
-                } else {
-                    outcomes = [await pushOne(next, connection: connection, run: run)]
-                }
-            }
-            for _ in group { checkpoint?(.pushSent) }
-            // Every answer the server gave is recorded, also those after an abort in the same group
-            // (operations sent side by side, or later results of a batch): the push stops after them.
-            for (sent, outcome) in zip(group, outcomes ?? []) {
-                switch outcome {
-                case .success(let item): answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
-                case .failure(let failure): answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
-                case .abort(let error): abort = abort ?? error
-                }
-            }
-            if abort == nil, run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
-        }
-        if !answered.isEmpty || !claimed.isEmpty {
-            let (settled, unsent) = (answered, claimed)
+        if push.limit > 1 { await pushBatches(run, &push) }
+        if push.limit == 1 { await pushSingly(run, &push) }
+        if !push.answered.isEmpty || !push.claimed.isEmpty {
+            let (settled, unsent) = (push.answered, push.claimed)
             do {
                 try await write { writer in
                     try PushSteps.record(settled, in: writer)
                     try PushSteps.release(unsent, in: writer)
                 }
-                report(answered, into: &tally)
+                report(push.answered, into: &push.tally)
             } catch {
-                abort = abort ?? Self.storeAbort(error)
+                push.abort = push.abort ?? Self.storeAbort(error)
             }
         }
-        emit(.pushFinished(succeeded: tally.succeeded, failed: tally.failed))
-        logger.debug("Push finished", metadata: ["succeeded": "\(tally.succeeded)", "failed": "\(tally.failed)"])
-        try await finishPush(abort: abort)
+        emit(.pushFinished(succeeded: push.tally.succeeded, failed: push.tally.failed))
+        logger.debug("Push finished", metadata: ["succeeded": "\(push.tally.succeeded)", "failed": "\(push.tally.failed)"])
+        try await finishPush(abort: push.abort)
+    }
+
+    /// One request per operation, or several side by side (``setPushParallelism(_:)``), until the
+    /// queue is empty or the push stops.
+    private func pushSingly(_ run: RunHandle, _ push: inout PushRun) async {
+        while push.abort == nil {
+            if run.isCancelled {
+                push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
+                break
+            }
+            guard await refill(&push), let next = push.claimed.popLast() else { break }
+            var group = [next]
+            checkpoint?(.pushClaimed)
+            let outcomes: [Outcome]
+            if pushParallelism > 1, !push.claimed.isEmpty {
+                group = Self.parallelGroup(after: next, from: &push.claimed, most: pushParallelism)
+                for _ in group.dropFirst() { checkpoint?(.pushClaimed) }
+                outcomes = await pushEach(group, run: run)
+            } else {
+                outcomes = [await pushOne(next, connection: connection, run: run)]
+            }
+            take(outcomes, of: group, into: &push)
+            if push.abort == nil, run.isCancelled { push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
+        }
+    }
+
+    /// Batches of consecutive operations of one table (the batch extension), pipelined: while a
+    /// batch is at the server, the answers of the one before it are recorded, the next operations
+    /// claimed and the next batch's request written. That batch is sent as soon as the server has
+    /// answered the one before it, and that answer is read while it is there: the server still
+    /// gets the queue in order, one batch after the other. An operation that cannot go in a batch
+    /// goes alone once the batch before it is answered. Returns when the queue is empty, the push
+    /// stops, or batches are no longer possible (``PushRun/limit`` is 1: the server has no batch
+    /// route, or takes only single operations).
+    private func pushBatches(_ run: RunHandle, _ push: inout PushRun) async {
+        await withTaskGroup(of: Result<SyncResponse, any Error>.self) { flights in
+            var flight: [ClaimedOperation]?  // the batch at the server: its request is the one task of `flights`
+            while push.abort == nil, push.limit > 1 {
+                if run.isCancelled {
+                    push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
+                    break
+                }
+                guard await refill(&push), let next = push.claimed.popLast() else {
+                    // Nothing more to claim: the last batch is answered (if nothing of it was
+                    // applied, it goes again).
+                    guard let sent = flight, push.abort == nil else { break }
+                    flight = nil
+                    _ = await land(sent, await flights.next() ?? .failure(CancellationError()), run: run, into: &push)
+                    continue
+                }
+                var group = [next]
+                while group.count < push.limit, next.item != nil, let following = push.claimed.last, following.item != nil,
+                    following.record.table == next.record.table
+                {
+                    group.append(following)
+                    push.claimed.removeLast()
+                }
+                for _ in group { checkpoint?(.pushClaimed) }
+                var request: SyncRequest?
+                if group.count > 1 {
+                    do {
+                        request = try batchRequest(group)
+                    } catch {
+                        push.claimed.append(contentsOf: group.reversed())
+                        push.abort = Self.requestAbort(error)
+                        break
+                    }
+                }
+                var launched = false
+                if let sent = flight {
+                    // The batch before this one is answered first: the server applies them in order.
+                    let reply = await flights.next() ?? .failure(CancellationError())
+                    flight = nil
+                    if let request, case .success(let response) = reply, response.statusCode == 200 {
+                        flights.addTask { await self.sendBatch(request, run: run) }
+                        flight = group
+                        launched = true
+                    }
+                    guard await land(sent, reply, before: group, run: run, into: &push), !launched else { continue }
+                    if push.abort != nil {
+                        push.claimed.append(contentsOf: group.reversed())
+                        break
+                    }
+                }
+                if let request {
+                    flights.addTask { await self.sendBatch(request, run: run) }
+                    flight = group
+                } else {
+                    take([await pushOne(next, connection: connection, run: run)], of: group, into: &push)
+                }
+            }
+            // The push stopped (or batches are no longer possible) with a batch at the server: it
+            // is answered and recorded before the push ends; if nothing of it was applied, its
+            // operations go back with the other unsent ones.
+            if let sent = flight {
+                _ = await land(sent, await flights.next() ?? .failure(CancellationError()), run: run, into: &push)
+            }
+        }
+    }
+
+    /// Sends a batch's request (a task of its own, while the push goes on).
+    /// - Returns: The response, or why there is none.
+    private nonisolated func sendBatch(_ request: SyncRequest, run: RunHandle) async -> Result<SyncResponse, any Error> {
+        do {
+            return .success(try await connection.send(request, run: run))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Takes the reply to a batch: its answers (``take(_:of:into:)``), or, when the server applied
+    /// nothing of it, a smaller batch limit for the rest of the push (413: half the batch; one
+    /// request each when the server has no batch route) and the batch back in front of the
+    /// unsent operations, followed by `unsent` (operations taken from them meanwhile).
+    /// - Returns: `false` when nothing of the batch was applied and it goes again.
+    private func land(
+        _ sent: [ClaimedOperation], _ reply: Result<SyncResponse, any Error>, before unsent: [ClaimedOperation] = [], run: RunHandle,
+        into push: inout PushRun
+    ) async -> Bool {
+        switch await batchOutcome(sent, reply: reply, run: run) {
+        case .answered(let outcomes):
+            take(outcomes, of: sent, into: &push)
+            return true
+        case .tooLarge:
+            // In batches half as large from here (one at a time at the end, where an operation
+            // too large alone gets its own 413).
+            push.limit = min(push.limit, sent.count / 2)
+        case .unsupported:
+            push.limit = 1
+        }
+        push.claimed.append(contentsOf: unsent.reversed())
+        push.claimed.append(contentsOf: sent.reversed())
+        return false
+    }
+
+    /// Claims the next operations when none are left, recording the answers so far in the same
+    /// transaction.
+    /// - Returns: `false` when the queue has no more operations or the store failed (the push stops).
+    private func refill(_ push: inout PushRun) async -> Bool {
+        guard push.claimed.isEmpty else { return true }
+        let (settled, after, most) = (push.answered, push.last, max(Self.pushBatch, push.limit))
+        do {
+            push.claimed = try await write { writer in
+                try PushSteps.record(settled, in: writer)
+                return try PushSteps.claim(after: after, limit: most, in: writer)
+            }
+        } catch {
+            push.abort = Self.storeAbort(error)
+            return false
+        }
+        report(push.answered, into: &push.tally)
+        push.answered = []
+        guard let newest = push.claimed.last else { return false }
+        push.last = newest.record.id
+        push.claimed.reverse()
+        return true
+    }
+
+    /// Takes the outcomes of a group of sent operations, in order: answers to record, or the abort
+    /// that stops the push. Every answer the server gave is recorded, also those after an abort in
+    /// the same group (operations sent side by side, or later results of a batch).
+    private func take(_ outcomes: [Outcome], of group: [ClaimedOperation], into push: inout PushRun) {
+        for _ in group { checkpoint?(.pushSent) }
+        for (sent, outcome) in zip(group, outcomes) {
+            switch outcome {
+            case .success(let item): push.answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
+            case .failure(let failure): push.answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
+            case .abort(let error): push.abort = push.abort ?? error
+            }
+        }
     }
 
     /// The operations a push claims (and whose answers it records) per store transaction.
@@ -196,9 +289,24 @@ extension SyncContext {
     }
 
     /// Operations pushed and recorded so far.
-    private struct PushTally {
+    struct PushTally {
         var succeeded = 0
         var failed = 0
+    }
+
+    /// Where a push is.
+    struct PushRun {
+        /// The id of the last operation claimed.
+        var last: Int64 = 0
+        /// Claimed and not sent yet, the next one last.
+        var claimed: [ClaimedOperation] = []
+        /// Sent, the answer not recorded yet.
+        var answered: [AnsweredOperation] = []
+        /// The most operations per request (1: no batches).
+        var limit = 1
+        var tally = PushTally()
+        /// Why the push stops early.
+        var abort: SyncError?
     }
 
     /// Sends one operation through the conflict handler (or directly) and classifies the result.

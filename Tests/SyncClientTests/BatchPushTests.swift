@@ -3,6 +3,7 @@ import SyncClient
 import SyncStore
 import SyncTestSupport
 import SyncWire
+import Synchronization
 import Testing
 
 /// Pushes with the batch extension (``PushBatching/automatic``): consecutive operations of one
@@ -18,11 +19,16 @@ import Testing
 
     /// Scripts a batch answer: `result` gives each operation's result from its index and entry.
     static func enqueueBatch(_ f: ClientFixture, result: @escaping @Sendable (Int, JSONObject) -> JSONObject = { _, entry in created(entry) }) {
-        f.transport.enqueue { request in
-            let entries = request.jsonObject?["operations"]?.arrayValue ?? []
-            let results = entries.enumerated().map { index, entry in JSONValue.object(result(index, entry.objectValue ?? [:])) }
-            return SyncResponse(statusCode: 200, body: try JSONCoding.encode(["results": JSONValue.array(results)] as JSONObject))
-        }
+        f.transport.enqueue { request in try batchAnswer(request, result: result) }
+    }
+
+    /// The answer to a batch request: `result` gives each operation's result from its index and entry.
+    static func batchAnswer(
+        _ request: SyncRequest, result: (Int, JSONObject) -> JSONObject = { _, entry in created(entry) }
+    ) throws -> SyncResponse {
+        let entries = request.jsonObject?["operations"]?.arrayValue ?? []
+        let results = entries.enumerated().map { index, entry in JSONValue.object(result(index, entry.objectValue ?? [:])) }
+        return SyncResponse(statusCode: 200, body: try JSONCoding.encode(["results": JSONValue.array(results)] as JSONObject))
     }
 
     /// The success a server answers an insert or update with: the item, stamped, version `v`.
@@ -200,6 +206,66 @@ import Testing
             #expect(try await f.operations().map(\.itemId) == ["b", "c"])
             #expect(try await f.operations().map(\.state) == [.attempted, .pending])
             #expect(try await f.row("a")?["version"] == "1")
+        }
+    }
+
+    /// Batches are pipelined: while a batch is at the server, the next operations are claimed
+    /// and the next batch written; it goes only once the batch before it is answered.
+    @Test(.timeLimit(.minutes(1)), arguments: StoreKind.allCases)
+    func theNextBatchIsClaimedWhileOneIsAtTheServerAndSentAfterItsAnswer(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            let most = 64  // one batch per claim (a push claims at least 64 operations at a time)
+            let claimed = Mutex(0)
+            let thirdClaimed = AsyncGate()
+            let context = SyncContext(
+                client: f.client, store: f.store,
+                checkpoint: { step in
+                    guard step == .pushClaimed else { return }
+                    if claimed.withLock({ $0 += 1; return $0 }) == 3 * most { thirdClaimed.open() }
+                })
+            await context.setPushBatching(.automatic)
+            let table = try context.syncTable("todo")
+            for i in 0..<(3 * most) { try await table.insert(todo(String(format: "i%03d", i), "new \(i)")) }
+            Self.enqueueCapabilities(f, most: most)
+            let answered = Mutex(0)
+            for batch in 0..<3 {
+                f.transport.enqueue { request in
+                    #expect(answered.withLock { $0 } == batch, "batch \(batch + 1) is sent after the one before it is answered")
+                    if batch == 1 {
+                        await thirdClaimed.wait()
+                        #expect(claimed.withLock { $0 } == 3 * most, "the third batch is claimed while the second is at the server")
+                    }
+                    defer { answered.withLock { $0 += 1 } }
+                    return try Self.batchAnswer(request)
+                }
+            }
+            try await context.push()
+            #expect(try await context.pendingOperationsCount == 0)
+            #expect(f.transport.requests.map(\.line) == ["GET /app/capabilities"] + Array(repeating: "POST /app/batch/todo", count: 3))
+            let ids = f.transport.requests.dropFirst().flatMap { Self.operations(of: $0).compactMap { $0["item"]?.objectValue?["id"]?.stringValue } }
+            #expect(ids == (0..<(3 * most)).map { String(format: "i%03d", $0) }, "queue order")
+            #expect(try await f.row("i191")?["version"] == "v1")
+        }
+    }
+
+    /// A batch without an answer stops the pipeline: the batch written meanwhile is never sent,
+    /// and its operations are pending again; those of the batch before are recorded.
+    @Test(arguments: StoreKind.allCases)
+    func aBatchWithoutAnAnswerStopsThePipeline(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            let most = 64
+            await f.context.setPushBatching(.automatic)
+            for i in 0..<(3 * most) { try await f.table().insert(todo(String(format: "i%03d", i), "new \(i)")) }
+            Self.enqueueCapabilities(f, most: most)
+            Self.enqueueBatch(f)
+            f.transport.enqueueNetworkError()
+            await #expect(throws: SyncError.pushAbortedByNetwork) { try await f.context.push() }
+            #expect(f.transport.requests.count == 3, "capabilities and two batches; the third is not sent")
+            let states = try await f.operations().map(\.state)
+            #expect(states == Array(repeating: .attempted, count: most) + Array(repeating: .pending, count: most))
+            #expect(try await f.operations().first?.itemId == "i064")
+            #expect(try await f.row("i063")?["version"] == "v1")
+            #expect(try await f.storedErrors().isEmpty)
         }
     }
 

@@ -99,36 +99,42 @@ public enum FakeTransportError: Error, Sendable {
     case unexpectedRequest(String)
 }
 
-/// A one-shot gate: tasks wait until the test opens it (no sleeps).
+/// A one-shot gate: tasks wait until the test opens it (no sleeps), or until the waiting task is
+/// cancelled (a test's time limit then ends the wait instead of leaving it hanging).
 public final class AsyncGate: Sendable {
     private struct State {
         var isOpen = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var lastWaiter = 0
     }
-
     private let state = Mutex(State())
-
     /// Creates a closed gate.
     public init() {}
-
-    /// Suspends until ``open()`` (returns at once if already open).
+    /// Suspends until ``open()`` (returns at once if already open) or until the task is cancelled.
     public func wait() async {
-        await withCheckedContinuation { continuation in
-            let open = state.withLock { state -> Bool in
-                if state.isOpen { return true }
-                state.waiters.append(continuation)
-                return false
+        let id = state.withLock { state in
+            state.lastWaiter += 1
+            return state.lastWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if state.isOpen || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if open { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
-
     /// Opens the gate and releases every waiter.
     public func open() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
