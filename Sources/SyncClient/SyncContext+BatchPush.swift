@@ -21,7 +21,8 @@ extension SyncContext {
     }
 
     /// The most operations a push may send in one request: the server's advertised limit, asked
-    /// for once; 1 when batching is off, a conflict handler is set or the server has no batches.
+    /// for once (with the largest body it takes, ``advertisedBatchBytes``, when it says); 1 when
+    /// batching is off, a conflict handler is set or the server has no batches.
     /// - Throws: ``SyncError/transportFailed`` (or a cancellation) when the server could not be asked.
     func batchLimit(run: RunHandle) async throws -> Int {
         guard pushBatching == .automatic, conflictHandler == nil else { return 1 }
@@ -33,6 +34,7 @@ extension SyncContext {
             case .object(let batch)? = capabilities["batch"], let most = batch["maxOperations"]?.intValue, most > 1
         {
             limit = Int(most)
+            if let bytes = batch["maxBytes"]?.intValue, bytes > 0 { advertisedBatchBytes = Int(bytes) }
         }
         advertisedBatchLimit = limit
         return limit

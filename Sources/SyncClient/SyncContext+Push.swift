@@ -128,17 +128,25 @@ extension SyncContext {
                     group.append(following)
                     push.claimed.removeLast()
                 }
-                for _ in group { checkpoint?(.pushClaimed) }
                 var request: SyncRequest?
                 if group.count > 1 {
                     do {
                         request = try batchRequest(group)
+                        // A body larger than the server said it takes is cut in halves before it is
+                        // sent (the rest goes back to the unsent operations), down to one operation.
+                        while let most = advertisedBatchBytes, let body = request?.body, body.count > most, group.count > 1 {
+                            let kept = group.count / 2
+                            push.claimed.append(contentsOf: group[kept...].reversed())
+                            group.removeLast(group.count - kept)
+                            request = group.count > 1 ? try batchRequest(group) : nil
+                        }
                     } catch {
                         push.claimed.append(contentsOf: group.reversed())
                         push.abort = Self.requestAbort(error)
                         break
                     }
                 }
+                for _ in group { checkpoint?(.pushClaimed) }
                 var launched = false
                 if let sent = flight {
                     // The batch before this one is answered first: the server applies them in order.

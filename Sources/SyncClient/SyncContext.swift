@@ -42,6 +42,8 @@ public actor SyncContext {
     var pushBatching = PushBatching.off
     /// The batch size the server advertised (1: none), once asked.
     var advertisedBatchLimit: Int?
+    /// The largest batch body the server advertised it takes, if it did.
+    var advertisedBatchBytes: Int?
     /// The most single-operation requests a push has in flight at once (``setPushParallelism(_:)``).
     var pushParallelism = 1
 

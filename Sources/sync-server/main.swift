@@ -60,7 +60,7 @@ struct SyncServerCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "The most operations one POST /batch/{table} may carry (the batch extension, advertised by GET /capabilities); 0 turns it off.",
             valueName: "n"))
-    var maxBatchOperations = 100
+    var maxBatchOperations = 1000
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }

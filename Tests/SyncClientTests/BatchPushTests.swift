@@ -269,6 +269,45 @@ import Testing
         }
     }
 
+    /// A batch answered 413 (its body over what the server takes; nothing applied) goes again
+    /// as batches half as large, in queue order.
+    @Test(arguments: StoreKind.allCases)
+    func aBatchAnswered413GoesAgainInHalves(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            for id in ["a", "b", "c", "d"] { try await f.table().insert(todo(id, "new \(id)")) }
+            Self.enqueueCapabilities(f, most: 4)
+            f.transport.enqueue(status: 413, json: ["error": "Payload Too Large"])
+            Self.enqueueBatch(f)
+            Self.enqueueBatch(f)
+            try await f.context.push()
+            #expect(try await f.context.pendingOperationsCount == 0)
+            #expect(try await f.storedErrors().isEmpty)
+            let sent = f.transport.requests.dropFirst().map { Self.operations(of: $0).compactMap { $0["item"]?.objectValue?["id"]?.stringValue } }
+            #expect(sent == [["a", "b", "c", "d"], ["a", "b"], ["c", "d"]])
+        }
+    }
+
+    /// A server that says the largest body it takes (`maxBytes`) gets no batch over it: the push
+    /// cuts a batch before sending it, so nothing goes twice.
+    @Test(arguments: StoreKind.allCases)
+    func aBatchOverTheAdvertisedBodySizeIsCutBeforeItIsSent(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            let ids = (0..<10).map { "i\($0)" }
+            for id in ids { try await f.table().insert(todo(id, String(repeating: "x", count: 100))) }
+            let most = 600
+            f.transport.enqueue(status: 200, json: ["batch": ["maxOperations": 100, "maxBytes": .int(Int64(most))]])
+            for _ in 0..<10 { Self.enqueueBatch(f) }
+            try await f.context.push()
+            #expect(try await f.context.pendingOperationsCount == 0)
+            let batches = f.transport.requests.dropFirst()
+            #expect(batches.allSatisfy { ($0.body?.count ?? 0) <= most }, "\(batches.map { $0.body?.count ?? 0 })")
+            #expect(batches.count > 1 && batches.count < 10, "cut, but still batches")
+            #expect(batches.flatMap { Self.operations(of: $0).compactMap { $0["item"]?.objectValue?["id"]?.stringValue } } == ids)
+        }
+    }
+
     /// With a conflict handler, each operation has its own request (the handler sees it).
     @Test(arguments: StoreKind.allCases)
     func aConflictHandlerKeepsOneRequestPerOperation(kind: StoreKind) async throws {

@@ -28,7 +28,7 @@ import Testing
         try await TestServer.run(.testing()) { server in
             let reply = try await server.send(.get, "/capabilities", headers: [:])
             #expect(reply.status == .ok)
-            #expect(reply.object == ["batch": ["maxOperations": 100]])
+            #expect(reply.object == ["batch": ["maxOperations": 1000, "maxBytes": .int(Int64(ServerConfiguration.testing().maxBodySize))]])
         }
         var off = ServerConfiguration.testing()
         off.maxBatchOperations = 0
@@ -87,7 +87,7 @@ import Testing
             ("no operations", [:]),
             ("not an array", ["operations": ["method": "POST"]]),
             ("empty", ["operations": []]),
-            ("too many", ["operations": .array(Array(repeating: good, count: 101))]),
+            ("too many", ["operations": .array(Array(repeating: good, count: ServerConfiguration.testing().maxBatchOperations + 1))]),
             ("another member", ["operations": [good], "atomic": true]),
             ("unknown method", ["operations": [good, ["method": "PUT", "id": "x", "item": [:]]]]),
             ("an insert with an id outside its item", ["operations": [good, ["method": "POST", "id": "x", "item": [:]]]]),

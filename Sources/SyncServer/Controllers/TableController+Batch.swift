@@ -16,11 +16,15 @@ extension TableController {
         batches.post(":table") { request, context in try await batch(request, context) }
     }
 
-    /// `{"batch": {"maxOperations": K}}`, or `{}` when batches are turned off.
+    /// `{"batch": {"maxOperations": K, "maxBytes": B}}` (B: the largest request body taken), or
+    /// `{}` when batches are turned off.
     func capabilities() throws -> Response {
         var capabilities: JSONObject = [:]
         if configuration.maxBatchOperations > 0 {
-            capabilities[BatchWire.batch] = .object([BatchWire.maxOperations: .int(Int64(configuration.maxBatchOperations))])
+            capabilities[BatchWire.batch] = .object([
+                BatchWire.maxOperations: .int(Int64(configuration.maxBatchOperations)),
+                BatchWire.maxBytes: .int(Int64(configuration.maxBodySize)),
+            ])
         }
         return try JSONResponse.make(capabilities)
     }
@@ -50,6 +54,7 @@ extension TableController {
 enum BatchWire {
     static let batch = "batch"
     static let maxOperations = "maxOperations"
+    static let maxBytes = "maxBytes"
     static let operations = "operations"
     static let results = "results"
     static let method = "method"
