@@ -10,6 +10,8 @@ public enum PushBatching: Sendable, Hashable {
     /// Batches of consecutive operations of one table when the server advertises the extension
     /// (`GET /capabilities`, asked once per context); one request per operation otherwise, and
     /// always while a ``SyncConflictHandler`` is set (it sees each operation's own request).
+    /// Batches go one after the other, in queue order, pipelined: the next one is claimed and
+    /// written while one is at the server, and sent when its answer arrives.
     case automatic
 }
 
