@@ -221,7 +221,11 @@ import Testing
                 client: f.client, store: f.store,
                 checkpoint: { step in
                     guard step == .pushClaimed else { return }
-                    if claimed.withLock({ $0 += 1; return $0 }) == 3 * most { thirdClaimed.open() }
+                    let count = claimed.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    if count == 3 * most { thirdClaimed.open() }
                 })
             await context.setPushBatching(.automatic)
             let table = try context.syncTable("todo")
