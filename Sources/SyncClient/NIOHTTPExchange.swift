@@ -45,6 +45,10 @@ final class HTTPExchange: Sendable {
         /// Whether the response's head arrived; whether the whole request was written.
         var answered = false
         var written = false
+        /// Whether the exchange has ended (its connection closed, or never made), and who waits
+        /// for that.
+        var finished = false
+        var finishWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -116,7 +120,8 @@ final class HTTPExchange: Sendable {
             return (waiter, state.stream)
         }
         guard case .stream(let head)? = waiter, let stream else { return }
-        head.resume(returning: SyncStreamResponse(statusCode: status, headers: headers, body: stream))
+        head.resume(
+            returning: SyncStreamResponse(statusCode: status, headers: headers, body: stream) { [self] in await self.finished() })
     }
 
     /// A piece of the body arrived.
@@ -172,18 +177,35 @@ final class HTTPExchange: Sendable {
         finish(NIOHTTPClient.urlError(for: error))
     }
 
+    /// Returns once the exchange has ended: its connection is closed (or was never made).
+    func finished() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.finished { return true }
+                state.finishWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
     private func finish(_ fallback: any Error) {
         // The stream leaves the lock with the rest: the last reference to it ends it, and its
         // termination handler takes the lock.
-        let (waiter, _, body, response, reason) = state.withLock { state in
+        let (waiter, _, body, response, reason, finishWaiters) = state.withLock { state in
             state.closing = true
             state.channel = nil
-            defer { (state.waiter, state.stream, state.body, state.response) = (nil, nil, nil, nil) }
+            state.finished = true
+            defer {
+                (state.waiter, state.stream, state.body, state.response) = (nil, nil, nil, nil)
+                state.finishWaiters = []
+            }
             let lost = state.reason.map { ($0 as? URLError)?.code == .networkConnectionLost } ?? true
             let stale = reused && lost && !state.answered && (!state.written || repeatable)
             let reason = stale ? StaleConnection() : state.reason ?? fallback
-            return (state.waiter, state.stream, state.body, state.complete ? state.response : nil, reason)
+            return (state.waiter, state.stream, state.body, state.complete ? state.response : nil, reason, state.finishWaiters)
         }
+        for finishWaiter in finishWaiters { finishWaiter.resume() }
         switch waiter {
         case .stream(let head)?:
             head.resume(throwing: reason)

@@ -156,12 +156,20 @@ private struct LiveSyncRunner: Sendable {
                 emit.yield(.connected)
                 backoff.reset()
                 var parser = ServerSentEventParser(lastEventID: lastEventID)
-                for try await piece in response.body {
-                    let changed = parser.feed(piece).filter { $0.name == "change" }.compactMap(Self.table(of:))
-                    lastEventID = parser.lastEventID
-                    if !changed.isEmpty { requestPull(changed) }
+                var failure: (any Error)?
+                do {
+                    for try await piece in response.body {
+                        let changed = parser.feed(piece).filter { $0.name == "change" }.compactMap(Self.table(of:))
+                        lastEventID = parser.lastEventID
+                        if !changed.isEmpty { requestPull(changed) }
+                    }
+                } catch {
+                    failure = error
                 }
-                throw SyncError(.transportFailed, reason: "The server ended the change stream.")
+                // The body has ended (or its iteration, cancelled): live sync goes on, or stops,
+                // once the stream's connection is closed.
+                await response.closed()
+                throw failure ?? SyncError(.transportFailed, reason: "The server ended the change stream.")
             } catch {
                 if Task.isCancelled { return }
                 emit.yield(.disconnected(Self.streamError(error)))

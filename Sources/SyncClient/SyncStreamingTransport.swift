@@ -13,16 +13,24 @@ public struct SyncStreamResponse: Sendable {
     /// The body as it arrives; it ends when the server closes the response, and throws when
     /// the connection fails. Ending the iteration closes the connection.
     public var body: AsyncThrowingStream<Data, any Error>
+    /// Returns once the response's connection is closed (after the body ended, or its iteration
+    /// did): a caller that stops listening can wait for it, so that nothing it opened outlives it.
+    public var closed: @Sendable () async -> Void
 
     /// Creates a streamed response.
     /// - Parameters:
     ///   - statusCode: the HTTP status code.
     ///   - headers: the response headers.
     ///   - body: the body's pieces.
-    public init(statusCode: Int, headers: [String: String], body: AsyncThrowingStream<Data, any Error>) {
+    ///   - closed: returns once the connection is closed (by default at once).
+    public init(
+        statusCode: Int, headers: [String: String], body: AsyncThrowingStream<Data, any Error>,
+        closed: @escaping @Sendable () async -> Void = {}
+    ) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
+        self.closed = closed
     }
 }
 

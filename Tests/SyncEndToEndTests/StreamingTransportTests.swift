@@ -174,8 +174,9 @@ import Testing
         let refused = await #expect(throws: URLError.self) { try await HTTPSyncTransport().openStream(Self.request(gone)) }
         #expect(refused?.code == .cannotConnectToHost)
 
-        // Silence longer than the timeout, before the head and between two pieces.
-        let quick = HTTPSyncTransport(timeout: 0.2)
+        // Silence longer than the timeout, before the head and between two pieces. A second: a
+        // busy machine can take a few tenths of one to answer the head of the stalled server.
+        let quick = HTTPSyncTransport(timeout: 1)
         let silent = try await ScriptedHTTPServer.start(.holdBeforeHead)
         let noHead = await #expect(throws: URLError.self) { try await quick.openStream(Self.request(silent)) }
         #expect(noHead?.code == .timedOut)
