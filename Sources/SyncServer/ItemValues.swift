@@ -27,11 +27,13 @@ enum ItemValues {
         return columns
     }
 
-    /// Whether every property of `item` is spelled exactly as a column of `schema` (and is a
-    /// plain name): then ``columns(of:)`` finds no clash and no missing column, so a write with
-    /// the table's own names (a batch of them, typically) skips folding every name again.
-    static func namesOnlyColumns(_ item: JSONObject, of schema: TableSchema) -> Bool {
-        item.count <= 500 && item.keys.allSatisfy { schema.columns[$0] != nil && ODataParser.isName($0) }
+    /// The columns an item needs (``columns(of:)``), to be checked against `schema`, its table's;
+    /// none when every property is spelled exactly as a column of `schema` (and is a plain name):
+    /// such names cannot clash and need no column, so a write with the table's own names (a batch
+    /// of them, typically) skips folding every name again.
+    static func columns(of item: JSONObject, against schema: TableSchema?) throws(TableError) -> [String: ColumnType] {
+        if let schema, item.count <= 500, item.keys.allSatisfy({ schema.columns[$0] != nil && ODataParser.isName($0) }) { return [:] }
+        return try columns(of: item)
     }
 
     /// Checks that each value fits the column it goes to, so that it reads back as it was sent:

@@ -41,8 +41,7 @@ struct TableService: Sendable {
         }
         row.removeValue(forKey: SystemProperty.version)
         let existing = try await storage.schema(of: table)
-        // Properties spelled as the table's columns need no column and cannot clash.
-        let columns = existing.map { ItemValues.namesOnlyColumns(item, of: $0) } == true ? [:] : try ItemValues.columns(of: item)
+        let columns = try ItemValues.columns(of: item, against: existing)
         // Checked before a column is added, and again after (a column another request just made).
         if let existing { try ItemValues.checkTypes(row, against: existing) }
         if let existing, existing.missingColumns(columns).isEmpty {
@@ -73,14 +72,11 @@ struct TableService: Sendable {
         values.removeValue(forKey: SystemProperty.id)
         values.removeValue(forKey: SystemProperty.version)
         try ItemValues.checkTypes(values, against: schema)
-        // Properties spelled as the table's columns need no column and cannot clash.
-        if !ItemValues.namesOnlyColumns(changes, of: schema) {
-            let columns = try ItemValues.columns(of: changes)
-            if !schema.missingColumns(columns).isEmpty {
-                // A column is added only for a row that is there to take it.
-                _ = try await read(table: table, id: id, scope: scope, includeDeleted: false)
-                try ItemValues.checkTypes(values, against: try await storage.ensureColumns(table, scope: scope, columns))
-            }
+        let columns = try ItemValues.columns(of: changes, against: schema)
+        if !schema.missingColumns(columns).isEmpty {
+            // A column is added only for a row that is there to take it.
+            _ = try await read(table: table, id: id, scope: scope, includeDeleted: false)
+            try ItemValues.checkTypes(values, against: try await storage.ensureColumns(table, scope: scope, columns))
         }
         let result = try await storage.update(
             table: table, id: id, scope: scope, values: values, condition: WriteCondition(version: version, deleted: false))
