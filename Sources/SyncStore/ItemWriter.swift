@@ -4,7 +4,8 @@ import SyncWire
 
 /// Writes a batch of items into one table: each row one `INSERT OR IGNORE`, and an `UPDATE` of
 /// the columns the item names only when a row with its id was already there, so a property an
-/// item lacks keeps its local value.
+/// item lacks keeps its local value (after a row that was there, the `UPDATE` is tried first and
+/// the `INSERT` only when it changed nothing).
 ///
 /// A batch is planned once, not row by row: each spelling of a property name is matched to its
 /// column (whatever its ASCII case) the first time it is seen, and items naming the same
@@ -76,6 +77,7 @@ struct ItemWriter {
         var current: Statements?
         var currentSignature: [Int] = []
         var position = 0
+        var rowsExist = false
         for item in items {
             pairs.removeAll(keepingCapacity: true)
             signature.removeAll(keepingCapacity: true)
@@ -99,8 +101,18 @@ struct ItemWriter {
             arguments.removeAll(keepingCapacity: true)
             arguments.append(.text(id))
             for pair in pairs { arguments.append(try SQLValue(json: pair.value)) }
-            try current.insert.run(arguments)
-            if session.connection.changes == 0, let update = current.update { try update.run(arguments) }
+            // The row before was there already (the server's answers to a push, a pull's changes):
+            // this one likely is too, so its `UPDATE` goes first.
+            if rowsExist, let update = current.update {
+                try update.run(arguments)
+                if session.connection.changes > 0 { continue }
+                try current.insert.run(arguments)
+                rowsExist = false
+            } else {
+                try current.insert.run(arguments)
+                rowsExist = session.connection.changes == 0
+                if rowsExist, let update = current.update { try update.run(arguments) }
+            }
         }
     }
 

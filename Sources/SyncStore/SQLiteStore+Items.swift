@@ -23,7 +23,7 @@ extension StoreSession {
         try statement.bind([.text(id)])
         defer { statement.reset() }
         guard try statement.step() else { return nil }
-        return item(from: statement, columns: columns)
+        return RowShape(statement, columns: columns).item(from: statement)
     }
 
     func lookup(table: String, ids: [String]) throws -> [JSONObject] {
@@ -35,19 +35,38 @@ extension StoreSession {
             let statement = try statement(StoreSQL.lookupMany(table, count: chunk.count))
             try statement.bind(chunk.map(SQLValue.text))
             defer { statement.reset() }
-            while try statement.step() { items.append(item(from: statement, columns: columns)) }
+            try RowShape.read(statement, columns: columns) { items.append($0) }
         }
         return items
     }
 
-    /// The current row of `statement` as an item.
-    func item(from statement: Statement, columns: [String: ColumnType]) -> JSONObject {
-        var item: JSONObject = [:]
-        for index in 0..<statement.columnCount {
-            let name = statement.columnName(index)
-            item[name] = JSONValue(sql: statement.value(at: index), type: columns[name])
+    /// The names and declared types of a statement's result columns, read once for all its rows
+    /// (after the first step: a statement prepared before the table gained a column is prepared
+    /// again by it).
+    struct RowShape {
+        private let names: [String]
+        private let types: [ColumnType?]
+
+        init(_ statement: Statement, columns: [String: ColumnType]) {
+            names = (0..<statement.columnCount).map(statement.columnName)
+            types = names.map { columns[$0] }
         }
-        return item
+
+        /// Steps through the rows of `statement`, giving each to `body` as an item.
+        static func read(_ statement: Statement, columns: [String: ColumnType], _ body: (JSONObject) -> Void) throws {
+            guard try statement.step() else { return }
+            let shape = RowShape(statement, columns: columns)
+            repeat { body(shape.item(from: statement)) } while try statement.step()
+        }
+
+        /// The current row of `statement` as an item.
+        func item(from statement: Statement) -> JSONObject {
+            var item = JSONObject(minimumCapacity: names.count)
+            for index in names.indices {
+                item[names[index]] = JSONValue(sql: statement.value(at: index), type: types[index])
+            }
+            return item
+        }
     }
 
     func read(_ query: QueryDescription) throws -> QueryResult {
@@ -59,7 +78,7 @@ extension StoreSession {
         let statement = try statement(plan.select.sql)
         try statement.bind(plan.select.arguments)
         var items: [JSONObject] = []
-        while try statement.step() { items.append(item(from: statement, columns: columns)) }
+        try RowShape.read(statement, columns: columns) { items.append($0) }
         statement.reset()
         var total: Int?
         if let count = plan.count {
