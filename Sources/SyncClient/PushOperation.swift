@@ -233,8 +233,19 @@ public final class PushOperation: Sendable {
     /// without ASCII case), with `id` (or without any id when `id` is `nil`).
     static func wireBody(_ item: JSONObject, id: String?) -> JSONObject {
         var body = item
-        for name in item.keys where SystemProperty.all.contains(where: { ASCIICase.equal($0, name) }) { body[name] = nil }
+        for name in item.keys where isSystemProperty(name) { body[name] = nil }
         body[SystemProperty.id] = id.map(JSONValue.string)
         return body
+    }
+
+    /// Whether a member of an item stays out of a request body that names the item's id itself
+    /// (``wireBody(_:id:)``): a system property, or `id`.
+    static func isOmittedFromBody(_ name: String) -> Bool {
+        name == SystemProperty.id || isSystemProperty(name)
+    }
+
+    /// Whether `name` is a system property's (compared without ASCII case).
+    private static func isSystemProperty(_ name: String) -> Bool {
+        SystemProperty.all.contains { ASCIICase.equal($0, name) }
     }
 }

@@ -89,14 +89,24 @@ struct ServiceConnection: Sendable {
         _ method: SyncRequest.Method, url: URL, body: JSONObject? = nil, ifMatch version: String? = nil,
         features: Set<Feature>
     ) throws -> SyncRequest {
-        let data = try body.map { object -> Data in
-            do { return try JSONCoding.encode(object) } catch {
-                throw SyncError(.invalidItem, reason: "The item cannot be encoded as JSON.", underlying: error)
-            }
-        }
+        let data = try body.map { object -> Data in try Self.encoded { try JSONCoding.encode(object) } }
+        return request(method, url: url, data: data, ifMatch: version, features: features)
+    }
+
+    /// A complete request whose body is JSON text already.
+    func request(
+        _ method: SyncRequest.Method, url: URL, data: Data?, ifMatch version: String? = nil, features: Set<Feature>
+    ) -> SyncRequest {
         var headers = headers(features: features, hasBody: data != nil)
         if let version { headers[WireHeader.ifMatch] = ETag.quote(version) }
         return SyncRequest(method: method, url: url, headers: headers, body: data)
+    }
+
+    /// The JSON text `encode` writes; its failure as ``SyncError/invalidItem``.
+    static func encoded(_ encode: () throws -> Data) throws -> Data {
+        do { return try encode() } catch {
+            throw SyncError(.invalidItem, reason: "The item cannot be encoded as JSON.", underlying: error)
+        }
     }
 
     // MARK: sending

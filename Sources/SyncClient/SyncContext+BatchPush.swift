@@ -95,32 +95,46 @@ extension SyncContext {
     }
 
     /// `POST /batch/{table}` with `{"operations": [...]}`: each operation as its own request
-    /// would carry it (method, id, body, `If-Match`).
+    /// would carry it (method, id, body, `If-Match`), written straight into the body's text.
     func batchRequest(_ group: [ClaimedOperation]) throws -> SyncRequest {
-        var operations: [JSONValue] = []
-        operations.reserveCapacity(group.count)
-        for claimed in group {
-            let record = claimed.record
-            let item = claimed.item ?? [:]
-            var operation: JSONObject = [:]
-            switch record.kind {
-            case .insert:
-                operation["method"] = "POST"
-            case .update:
-                operation["method"] = "PATCH"
-                operation["id"] = .string(record.itemId)
-            case .delete:
-                operation["method"] = "DELETE"
-                operation["id"] = .string(record.itemId)
+        let body = try ServiceConnection.encoded {
+            var body = JSONBuilder()
+            body.openObject()
+            body.member("operations")
+            body.openArray()
+            for claimed in group {
+                let record = claimed.record
+                body.openObject()
+                body.member("method")
+                switch record.kind {
+                case .insert: body.value("POST")
+                case .update: body.value("PATCH")
+                case .delete: body.value("DELETE")
+                }
+                if record.kind != .insert {
+                    body.member("id")
+                    body.value(record.itemId)
+                    if let version = claimed.item?[SystemProperty.version]?.stringValue {
+                        body.member("ifMatch")
+                        body.value(ETag.quote(version))
+                    }
+                }
+                if record.kind != .delete {
+                    body.member("item")
+                    body.openObject()
+                    body.member(SystemProperty.id)
+                    body.value(record.itemId)
+                    try body.members(of: claimed.item ?? [:], omitting: PushOperation.isOmittedFromBody)
+                    body.closeObject()
+                }
+                body.closeObject()
             }
-            if record.kind != .delete { operation["item"] = .object(PushOperation.wireBody(item, id: record.itemId)) }
-            if record.kind != .insert, let version = item[SystemProperty.version]?.stringValue {
-                operation["ifMatch"] = .string(ETag.quote(version))
-            }
-            operations.append(.object(operation))
+            body.closeArray()
+            body.closeObject()
+            return body.data
         }
         let url = try connection.url(["batch", group.first?.record.table ?? ""])
-        return try connection.request(.post, url: url, body: ["operations": .array(operations)], features: [.untypedTable, .offline])
+        return connection.request(.post, url: url, data: body, features: [.untypedTable, .offline])
     }
 
     /// Each result of a batch answer as the response its own request would have had (status,

@@ -80,7 +80,7 @@ struct JSONOutput {
         guard depth < JSONParser.maximumDepth else { throw JSONError(.tooDeep, at: nil) }
         bytes.append(ASCII.openBrace)
         var first = true
-        for (name, member) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+        for (name, member) in Self.sortedMembers(object) {
             if !first { bytes.append(ASCII.comma) }
             first = false
             write(name)
@@ -88,6 +88,11 @@ struct JSONOutput {
             try write(member, depth: depth + 1)
         }
         bytes.append(ASCII.closeBrace)
+    }
+
+    /// The members of an object in the order they are written: sorted by the UTF-8 bytes of their names.
+    static func sortedMembers(_ object: JSONObject) -> [(key: String, value: JSONValue)] {
+        object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 
     /// Writes an array of elements, each with `write`.
