@@ -1,6 +1,7 @@
 import Foundation
 import SyncStore
 import SyncWire
+import Synchronization
 
 /// Whether a push sends several operations of one table in one request: the batch extension of
 /// the reference server (README, "The batch extension").
@@ -10,8 +11,10 @@ public enum PushBatching: Sendable, Hashable {
     /// Batches of consecutive operations of one table when the server advertises the extension
     /// (`GET /capabilities`, asked once per context); one request per operation otherwise, and
     /// always while a ``SyncConflictHandler`` is set (it sees each operation's own request).
-    /// Batches go one after the other, in queue order, pipelined: the next one is claimed and
-    /// written while one is at the server, and sent when its answer arrives.
+    /// Batches go one after the other, in queue order, pipelined: the next ones are claimed and
+    /// written while one is at the server, and the next is sent when its answer arrives. Large
+    /// batches start smaller (a quarter of the server's limit, at least 256 operations) and
+    /// double up to the limit.
     case automatic
 }
 
@@ -176,4 +179,56 @@ struct BatchAnswer: Sendable {
     /// The body's JSON object with a strong `ETag` as its version; `nil` when the body is empty
     /// or not an object.
     let item: JSONObject?
+}
+
+/// A batch's request handed to the push's sender, with the turn it belongs to.
+struct HandedBatch: Sendable {
+    let request: SyncRequest
+    let turn: Int
+}
+
+/// What the sender did with a handed batch.
+enum BatchReply: Sendable {
+    /// Sent: the response, or why there is none.
+    case sent(Result<SyncResponse, any Error>)
+    /// Not sent: its turn had ended.
+    case notSent
+}
+
+/// The turn the sender sends batches of; the push begins a new one when it takes batches back.
+final class BatchTurn: Sendable {
+    private let value = Atomic<Int>(0)
+
+    var current: Int { value.load(ordering: .acquiring) }
+
+    func advance() -> Int { value.add(1, ordering: .releasing).newValue }
+}
+
+/// The push's side of the pipeline: the batches handed to the sender and not answered yet,
+/// oldest first, and their replies, which come in that order.
+struct BatchPipeline {
+    var replies: AsyncStream<BatchReply>.Iterator
+    let turn: BatchTurn
+    private(set) var currentTurn = 0
+    var outstanding: [[ClaimedOperation]] = []
+
+    init(replies: AsyncStream<BatchReply>.Iterator, turn: BatchTurn) {
+        self.replies = replies
+        self.turn = turn
+    }
+
+    /// The reply to the oldest batch handed (read on the push's actor).
+    mutating func nextReply(isolation: isolated (any Actor)? = #isolation) async -> BatchReply {
+        await replies.next(isolation: isolation) ?? .notSent
+    }
+
+    /// Begins a new turn: batches handed from here are sent again.
+    mutating func nextTurn() {
+        currentTurn = turn.advance()
+    }
+
+    /// Ends the turn: the sender sends none of the batches handed and not sent yet.
+    mutating func withdraw() {
+        nextTurn()
+    }
 }

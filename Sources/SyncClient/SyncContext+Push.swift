@@ -97,32 +97,48 @@ extension SyncContext {
         }
     }
 
-    /// Batches of consecutive operations of one table (the batch extension), pipelined: while a
-    /// batch is at the server, the answers of the one before it are recorded, the next operations
-    /// claimed and the next batch's request written. That batch is sent as soon as the server has
-    /// answered the one before it, and that answer is read while it is there: the server still
-    /// gets the queue in order, one batch after the other. An operation that cannot go in a batch
-    /// goes alone once the batch before it is answered. Returns when the queue is empty, the push
-    /// stops, or batches are no longer possible (``PushRun/limit`` is 1: the server has no batch
-    /// route, or takes only single operations).
+    /// Batches of consecutive operations of one table (the batch extension), pipelined: a sender
+    /// task sends the batches handed to it one after the other, each as soon as the server has
+    /// answered the one before it (the server gets the queue in order), while the push reads
+    /// that answer, records it, claims the next operations and writes the next batch's request.
+    /// ``batchesReady`` batches wait ready beside the one at the server, so that a slow step of
+    /// the push (a store checkpoint) does not keep the server waiting. After an answer other than
+    /// 200 the sender sends nothing more that was handed to it before the push took that answer:
+    /// those batches come back unsent. An operation that cannot go in a batch goes alone once the
+    /// batches before it are answered. Returns when the queue is empty, the push stops, or batches
+    /// are no longer possible (``PushRun/limit`` is 1: the server has no batch route, or takes only
+    /// single operations).
     private func pushBatches(_ run: RunHandle, _ push: inout PushRun) async {
-        await withTaskGroup(of: Result<SyncResponse, any Error>.self) { flights in
-            var flight: [ClaimedOperation]?  // the batch at the server: its request is the one task of `flights`
+        let (handed, hand) = AsyncStream.makeStream(of: HandedBatch.self)
+        let (replies, reply) = AsyncStream.makeStream(of: BatchReply.self)
+        let turn = BatchTurn()
+        await withTaskGroup(of: Void.self) { sender in
+            sender.addTask { await self.sendInTurn(handed, replies: reply, turn: turn, run: run) }
+            var pipeline = BatchPipeline(replies: replies.makeAsyncIterator(), turn: turn)
+            // Large batches start smaller (a quarter of the limit, at least 256 operations, then
+            // twice as large each time): the server starts on the first while the next, larger
+            // ones are claimed and written.
+            var ramp = max(Self.pushBatch * 4, push.limit / 4)
             while push.abort == nil, push.limit > 1 {
                 if run.isCancelled {
                     push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
                     break
                 }
-                guard await refill(&push), let next = push.claimed.popLast() else {
-                    // Nothing more to claim: the last batch is answered (if nothing of it was
-                    // applied, it goes again).
-                    guard let sent = flight, push.abort == nil else { break }
-                    flight = nil
-                    _ = await land(sent, await flights.next() ?? .failure(CancellationError()), run: run, into: &push)
+                if pipeline.outstanding.count > Self.batchesReady {
+                    // One batch at the server and enough ready: the oldest is answered first.
+                    await landOldest(&pipeline, run: run, into: &push)
+                    continue
+                }
+                let most = min(ramp, push.limit)
+                guard await refill(&push, batch: most), let next = push.claimed.popLast() else {
+                    // Nothing more to claim: the batches handed are answered (those of which
+                    // nothing was applied go again).
+                    guard !pipeline.outstanding.isEmpty, push.abort == nil else { break }
+                    await landOldest(&pipeline, run: run, into: &push)
                     continue
                 }
                 var group = [next]
-                while group.count < push.limit, next.item != nil, let following = push.claimed.last, following.item != nil,
+                while group.count < most, next.item != nil, let following = push.claimed.last, following.item != nil,
                     following.record.table == next.record.table
                 {
                     group.append(following)
@@ -146,59 +162,79 @@ extension SyncContext {
                         break
                     }
                 }
-                for _ in group { checkpoint?(.pushClaimed) }
-                var launched = false
-                if let sent = flight {
-                    // The batch before this one is answered first: the server applies them in order.
-                    let reply = await flights.next() ?? .failure(CancellationError())
-                    flight = nil
-                    if let request, case .success(let response) = reply, response.statusCode == 200 {
-                        flights.addTask { await self.sendBatch(request, run: run) }
-                        flight = group
-                        launched = true
-                    }
-                    guard await land(sent, reply, before: group, run: run, into: &push), !launched else { continue }
-                    if push.abort != nil {
+                guard let request else {
+                    // Alone, once the batches before it are answered (it waits with the unsent ones).
+                    if !pipeline.outstanding.isEmpty {
                         push.claimed.append(contentsOf: group.reversed())
-                        break
+                        await landOldest(&pipeline, run: run, into: &push)
+                        continue
                     }
-                }
-                if let request {
-                    flights.addTask { await self.sendBatch(request, run: run) }
-                    flight = group
-                } else {
+                    checkpoint?(.pushClaimed)
                     take([await pushOne(next, connection: connection, run: run)], of: group, into: &push)
+                    continue
                 }
+                for _ in group { checkpoint?(.pushClaimed) }
+                hand.yield(HandedBatch(request: request, turn: pipeline.currentTurn))
+                pipeline.outstanding.append(group)
+                ramp = min(ramp * 2, push.limit)
             }
-            // The push stopped (or batches are no longer possible) with a batch at the server: it
-            // is answered and recorded before the push ends; if nothing of it was applied, its
-            // operations go back with the other unsent ones.
-            if let sent = flight {
-                _ = await land(sent, await flights.next() ?? .failure(CancellationError()), run: run, into: &push)
-            }
+            // The push stopped (or batches are no longer possible): what the sender has not sent
+            // yet stays unsent, and the batches handed are answered and recorded before the push
+            // ends; those of which nothing was applied go back with the other unsent operations.
+            pipeline.withdraw()
+            hand.finish()
+            while !pipeline.outstanding.isEmpty { await landOldest(&pipeline, run: run, into: &push) }
         }
     }
 
-    /// Sends a batch's request (a task of its own, while the push goes on).
-    /// - Returns: The response, or why there is none.
-    private nonisolated func sendBatch(_ request: SyncRequest, run: RunHandle) async -> Result<SyncResponse, any Error> {
-        do {
-            return .success(try await connection.send(request, run: run))
-        } catch {
-            return .failure(error)
+    /// Sends the batches handed to it one after the other, each once the one before it is
+    /// answered (a task of its own, while the push goes on). A batch of a turn that ended (an
+    /// earlier batch of its turn answered other than 200, or the push withdrew it) or of a
+    /// cancelled push is not sent.
+    private nonisolated func sendInTurn(
+        _ handed: AsyncStream<HandedBatch>, replies: AsyncStream<BatchReply>.Continuation, turn: BatchTurn, run: RunHandle
+    ) async {
+        var refusedTurn: Int?
+        for await batch in handed {
+            guard batch.turn != refusedTurn, batch.turn == turn.current, !run.isCancelled else {
+                replies.yield(.notSent)
+                continue
+            }
+            let answer: Result<SyncResponse, any Error>
+            do {
+                answer = .success(try await connection.send(batch.request, run: run))
+            } catch {
+                answer = .failure(error)
+            }
+            if case .success(let response) = answer, response.statusCode == 200 {} else { refusedTurn = batch.turn }
+            replies.yield(.sent(answer))
         }
+        replies.finish()
+    }
+
+    /// Takes the answer to the oldest batch handed to the sender (``take(_:of:into:)``). When
+    /// nothing of it was applied, the batches handed after it (which the sender then did not
+    /// send) are taken back too, and all go in front of the unsent operations, in queue order;
+    /// the pipeline's next turn begins.
+    private func landOldest(_ pipeline: inout BatchPipeline, run: RunHandle, into push: inout PushRun) async {
+        let oldest = pipeline.outstanding.removeFirst()
+        if await land(oldest, await pipeline.nextReply(), run: run, into: &push) { return }
+        var back = [oldest]
+        while !pipeline.outstanding.isEmpty {
+            let later = pipeline.outstanding.removeFirst()
+            if await !land(later, await pipeline.nextReply(), run: run, into: &push) { back.append(later) }
+        }
+        for group in back.reversed() { push.claimed.append(contentsOf: group.reversed()) }
+        pipeline.nextTurn()
     }
 
     /// Takes the reply to a batch: its answers (``take(_:of:into:)``), or, when the server applied
     /// nothing of it, a smaller batch limit for the rest of the push (413: half the batch; one
-    /// request each when the server has no batch route) and the batch back in front of the
-    /// unsent operations, followed by `unsent` (operations taken from them meanwhile).
-    /// - Returns: `false` when nothing of the batch was applied and it goes again.
-    private func land(
-        _ sent: [ClaimedOperation], _ reply: Result<SyncResponse, any Error>, before unsent: [ClaimedOperation] = [], run: RunHandle,
-        into push: inout PushRun
-    ) async -> Bool {
-        switch await batchOutcome(sent, reply: reply, run: run) {
+    /// request each when the server has no batch route).
+    /// - Returns: `false` when nothing of the batch was applied (or it was not sent) and it goes again.
+    private func land(_ sent: [ClaimedOperation], _ reply: BatchReply, run: RunHandle, into push: inout PushRun) async -> Bool {
+        guard case .sent(let answer) = reply else { return false }
+        switch await batchOutcome(sent, reply: answer, run: run) {
         case .answered(let outcomes):
             take(outcomes, of: sent, into: &push)
             return true
@@ -209,17 +245,17 @@ extension SyncContext {
         case .unsupported:
             push.limit = 1
         }
-        push.claimed.append(contentsOf: unsent.reversed())
-        push.claimed.append(contentsOf: sent.reversed())
         return false
     }
 
     /// Claims the next operations when none are left, recording the answers so far in the same
     /// transaction.
     /// - Returns: `false` when the queue has no more operations or the store failed (the push stops).
-    private func refill(_ push: inout PushRun) async -> Bool {
+    /// - Parameter batch: The most operations the next request may carry (``PushRun/limit`` when
+    ///   not given): the claim takes at least that many.
+    private func refill(_ push: inout PushRun, batch: Int? = nil) async -> Bool {
         guard push.claimed.isEmpty else { return true }
-        let (settled, after, most) = (push.answered, push.last, max(Self.pushBatch, push.limit))
+        let (settled, after, most) = (push.answered, push.last, max(Self.pushBatch, batch ?? push.limit))
         do {
             push.claimed = try await write { writer in
                 try PushSteps.record(settled, in: writer)
@@ -253,6 +289,10 @@ extension SyncContext {
 
     /// The operations a push claims (and whose answers it records) per store transaction.
     static let pushBatch = 64
+
+    /// The batches a push keeps ready beside the one at the server, so that a slow step of its
+    /// own (a store checkpoint) does not keep the server waiting.
+    static let batchesReady = 2
 
     /// Counts and announces recorded answers.
     private func report(_ answered: [AnsweredOperation], into tally: inout PushTally) {

@@ -252,6 +252,64 @@ import Testing
         }
     }
 
+    /// A batch ready beside the one at the server is sent when that one is answered, while the
+    /// push is still busy in the store (here: its claim of the third batch, held until the
+    /// second batch has reached the server).
+    @Test(.timeLimit(.minutes(1)), arguments: StoreKind.allCases)
+    func aReadyBatchIsSentWhileThePushIsInTheStore(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            let most = 64
+            let pushing = PipelinedPullTests.Flag()
+            let writes = PipelinedPullTests.Counter()
+            let (thirdClaimHeld, secondBatchSent) = (AsyncGate(), AsyncGate())
+            let store = PipelinedPullTests.HeldStore(f.store) {
+                guard pushing.isSet, writes.next() == 3 else { return }
+                thirdClaimHeld.open()
+                await secondBatchSent.wait()
+            }
+            let context = SyncContext(client: f.client, store: store)
+            await context.setPushBatching(.automatic)
+            let table = try context.syncTable("todo")
+            for i in 0..<(3 * most) { try await table.insert(todo(String(format: "i%03d", i), "new \(i)")) }
+            Self.enqueueCapabilities(f, most: most)
+            f.transport.enqueue { request in
+                await thirdClaimHeld.wait()
+                return try Self.batchAnswer(request)
+            }
+            f.transport.enqueue { request in
+                secondBatchSent.open()
+                return try Self.batchAnswer(request)
+            }
+            Self.enqueueBatch(f)
+            pushing.set()
+            try await context.push()
+            #expect(try await context.pendingOperationsCount == 0)
+            let ids = f.transport.requests.dropFirst().flatMap { Self.operations(of: $0).compactMap { $0["item"]?.objectValue?["id"]?.stringValue } }
+            #expect(ids == (0..<(3 * most)).map { String(format: "i%03d", $0) }, "queue order")
+        }
+    }
+
+    /// Large batches start smaller: a quarter of the limit, then twice as large each time, up to it.
+    @Test(arguments: StoreKind.allCases)
+    func largeBatchesStartSmaller(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            await f.context.setPushBatching(.automatic)
+            let count = 2_100
+            try await f.context.store.write { writer in
+                for i in 0..<count {
+                    let id = String(format: "i%04d", i)
+                    try writer.upsert(table: "todo", items: [todo(id, "new")], ignoreMissingColumns: false)
+                    _ = try writer.addOperation(kind: .insert, table: "todo", itemId: id, item: nil)
+                }
+            }
+            Self.enqueueCapabilities(f, most: 1_024)
+            for _ in 0..<4 { Self.enqueueBatch(f) }
+            try await f.context.push()
+            #expect(f.transport.requests.dropFirst().map { Self.operations(of: $0).count } == [256, 512, 1_024, 308])
+            #expect(try await f.context.pendingOperationsCount == 0)
+        }
+    }
+
     /// A batch without an answer stops the pipeline: the batch written meanwhile is never sent,
     /// and its operations are pending again; those of the batch before are recorded.
     @Test(arguments: StoreKind.allCases)
