@@ -42,19 +42,33 @@ enum ItemValues {
     ///
     /// - Throws: A 400 naming the first property whose value does not fit.
     static func checkTypes(_ values: JSONObject, against schema: TableSchema) throws(TableError) {
-        let index = schema.index
-        let system = Set([SystemProperty.id, SystemProperty.version].map(ColumnKey.init))
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) where !system.contains(ColumnKey(name)) {
-            guard let sent = ColumnType(inferringFrom: value), let column = index.column(named: name), let stored = schema.columns[column],
-                !fits(sent, stored)
-            else { continue }
+        // Checked in any order; a misfit found is reported as the first one by name.
+        guard values.contains(where: { misfit($0.key, $0.value, schema) != nil }) else { return }
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard let (column, stored) = misfit(name, value, schema) else { continue }
             throw .badRequest("The property '\(name.prefix(64))' is \(article(value)), but the column '\(column.prefix(64))' holds \(plural(stored))")
         }
     }
 
+    /// The column `name` goes to and its type, when `value` does not fit it (`id` and `version`
+    /// are not checked).
+    private static func misfit(_ name: String, _ value: JSONValue, _ schema: TableSchema) -> (column: String, type: ColumnType)? {
+        guard let sent = ColumnType(inferringFrom: value), name != SystemProperty.id, name != SystemProperty.version else { return nil }
+        let column: String
+        if schema.columns[name] != nil {
+            column = name
+        } else {
+            guard let named = schema.index.column(named: name), !systemKeys.contains(ColumnKey(name)) else { return nil }
+            column = named
+        }
+        guard let stored = schema.columns[column], !fits(sent, stored) else { return nil }
+        return (column, stored)
+    }
+
+    private static let systemKeys: Set<ColumnKey> = [ColumnKey(SystemProperty.id), ColumnKey(SystemProperty.version)]
+
     private static func fits(_ sent: ColumnType, _ stored: ColumnType) -> Bool {
-        let numbers: Set<ColumnType> = [.integer, .real]
-        return sent == stored || (numbers.contains(sent) && numbers.contains(stored))
+        sent == stored || ((sent == .integer || sent == .real) && (stored == .integer || stored == .real))
     }
 
     private static func article(_ value: JSONValue) -> String {
