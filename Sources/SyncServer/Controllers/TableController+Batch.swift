@@ -99,9 +99,11 @@ struct BatchOperation: Sendable {
         }
     }
 
+    /// The members an operation may have.
+    private static let members: Set = [BatchWire.method, BatchWire.id, BatchWire.item, BatchWire.ifMatch]
+
     private init(_ entry: JSONObject, index: Int) throws {
-        let known: Set = [BatchWire.method, BatchWire.id, BatchWire.item, BatchWire.ifMatch]
-        guard entry.keys.allSatisfy(known.contains) else {
+        guard entry.keys.allSatisfy(Self.members.contains) else {
             throw TableError.badRequest("Operation \(index) has members other than method, id, item and ifMatch")
         }
         guard case .string(let name)? = entry[BatchWire.method], let method = Method(rawValue: name) else {

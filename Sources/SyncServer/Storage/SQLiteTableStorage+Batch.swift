@@ -88,7 +88,7 @@ extension SQLiteTableStorage {
 
     /// The item of a batch row: every column of the table (one the batch added reads `null`).
     static func item(_ row: [String: SQLValue], _ schema: TableSchema) -> JSONObject {
-        var item: JSONObject = [:]
+        var item = JSONObject(minimumCapacity: schema.columns.count)
         for (name, type) in schema.columns { item[name] = JSONValue(sql: row[name] ?? .null, type: type) }
         return item
     }
@@ -178,7 +178,7 @@ extension SQLiteTableStorage {
 
     /// A result row's values by column name, the owner column left out.
     private static func values(_ row: SQLiteRow) -> [String: SQLValue] {
-        var values: [String: SQLValue] = [:]
+        var values = [String: SQLValue](minimumCapacity: row.columns.count)
         for column in row.columns where column.name != TableSchema.ownerColumn { values[column.name] = value(column.data) }
         return values
     }
