@@ -25,9 +25,16 @@ extension SyncContext {
         pushBatching = batching
     }
 
-    /// The most operations a push may send in one request: the server's advertised limit, asked
-    /// for once (with the largest body it takes, ``advertisedBatchBytes``, when it says); 1 when
-    /// batching is off, a conflict handler is set or the server has no batches.
+    /// The most operations a push sends in one batch, whatever a server advertises: a push keeps
+    /// up to three batches claimed at once (one at the server, two ready), so this bounds the
+    /// operations and rows it holds (measured with the reference server, batches beyond a few
+    /// hundred operations gain little).
+    public static let maximumBatchOperations = 1_000
+
+    /// The most operations a push may send in one request: the server's advertised limit (at
+    /// most ``maximumBatchOperations``), asked for once (with the largest body it takes,
+    /// ``advertisedBatchBytes``, when it says); 1 when batching is off, a conflict handler is set
+    /// or the server has no batches.
     /// - Throws: ``SyncError/transportFailed`` (or a cancellation) when the server could not be asked.
     func batchLimit(run: RunHandle) async throws -> Int {
         guard pushBatching == .automatic, conflictHandler == nil else { return 1 }
@@ -38,7 +45,7 @@ extension SyncContext {
         if response.statusCode == 200, let capabilities = ServiceConnection.item(from: response),
             case .object(let batch)? = capabilities["batch"], let most = batch["maxOperations"]?.intValue, most > 1
         {
-            limit = Int(most)
+            limit = Int(min(most, Int64(Self.maximumBatchOperations)))
             if let bytes = batch["maxBytes"]?.intValue, bytes > 0 { advertisedBatchBytes = Int(bytes) }
         }
         advertisedBatchLimit = limit

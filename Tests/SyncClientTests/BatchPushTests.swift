@@ -293,20 +293,40 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func largeBatchesStartSmaller(kind: StoreKind) async throws {
         try await withClient(kind) { f in
-            await f.context.setPushBatching(.automatic)
-            let count = 2_100
-            try await f.context.store.write { writer in
-                for i in 0..<count {
-                    let id = String(format: "i%04d", i)
-                    try writer.upsert(table: "todo", items: [todo(id, "new")], ignoreMissingColumns: false)
-                    _ = try writer.addOperation(kind: .insert, table: "todo", itemId: id, item: nil)
-                }
-            }
-            Self.enqueueCapabilities(f, most: 1_024)
+            try await Self.queueInserts(f, count: 2_100)
+            Self.enqueueCapabilities(f, most: 800)
             for _ in 0..<4 { Self.enqueueBatch(f) }
             try await f.context.push()
-            #expect(f.transport.requests.dropFirst().map { Self.operations(of: $0).count } == [256, 512, 1_024, 308])
+            #expect(f.transport.requests.dropFirst().map { Self.operations(of: $0).count } == [256, 512, 800, 532])
             #expect(try await f.context.pendingOperationsCount == 0)
+        }
+    }
+
+    /// A server advertising larger batches than the client's ceiling gets batches of at most
+    /// that many operations (a push holds up to three batches at once).
+    @Test(arguments: StoreKind.allCases)
+    func batchesStayWithinTheClientsCeiling(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            try await Self.queueInserts(f, count: 2_100)
+            Self.enqueueCapabilities(f, most: 100_000)
+            for _ in 0..<4 { Self.enqueueBatch(f) }
+            try await f.context.push()
+            let sizes = f.transport.requests.dropFirst().map { Self.operations(of: $0).count }
+            #expect(SyncContext.maximumBatchOperations == 1_000)
+            #expect(sizes == [256, 512, 1_000, 332])
+            #expect(try await f.context.pendingOperationsCount == 0)
+        }
+    }
+
+    /// Queues `count` inserts of the todo table in one store transaction.
+    static func queueInserts(_ f: ClientFixture, count: Int) async throws {
+        await f.context.setPushBatching(.automatic)
+        try await f.context.store.write { writer in
+            for i in 0..<count {
+                let id = String(format: "i%04d", i)
+                try writer.upsert(table: "todo", items: [todo(id, "new")], ignoreMissingColumns: false)
+                _ = try writer.addOperation(kind: .insert, table: "todo", itemId: id, item: nil)
+            }
         }
     }
 
