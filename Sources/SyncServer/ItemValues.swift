@@ -53,15 +53,12 @@ enum ItemValues {
     /// The column `name` goes to and its type, when `value` does not fit it (`id` and `version`
     /// are not checked).
     private static func misfit(_ name: String, _ value: JSONValue, _ schema: TableSchema) -> (column: String, type: ColumnType)? {
-        guard let sent = ColumnType(inferringFrom: value), name != SystemProperty.id, name != SystemProperty.version else { return nil }
-        let column: String
-        if schema.columns[name] != nil {
-            column = name
-        } else {
-            guard let named = schema.index.column(named: name), !systemKeys.contains(ColumnKey(name)) else { return nil }
-            column = named
-        }
-        guard let stored = schema.columns[column], !fits(sent, stored) else { return nil }
+        // `id` and `version` in another case are skipped too; a name spelled exactly as a column
+        // that is not one of them cannot fold to them (a table has one column per folded name).
+        guard let sent = ColumnType(inferringFrom: value), name != SystemProperty.id, name != SystemProperty.version,
+            let column = schema.column(named: name), column == name || !systemKeys.contains(ColumnKey(name)),
+            let stored = schema.columns[column], !fits(sent, stored)
+        else { return nil }
         return (column, stored)
     }
 

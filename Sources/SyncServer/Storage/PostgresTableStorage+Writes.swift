@@ -12,14 +12,13 @@ extension PostgresTableStorage {
         values[SystemProperty.id] = .string(id)
         values[SystemProperty.version] = .string(RowVersion.make())
         values[SystemProperty.deleted] = .bool(false)
-        let index = schema.index
         var names: [SQLFragment] = [], written: [SQLFragment] = []
         if let owner = scope.owner {
             names.append("\(identifier: TableSchema.ownerColumn)")
             written.append(.bind(.text(owner)))
         }
         for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-            let column = index.column(named: name) ?? name
+            let column = schema.column(named: name) ?? name
             names.append("\(identifier: column)")
             written.append(try Self.written(value, as: schema.columns[column]))
         }
@@ -42,10 +41,9 @@ extension PostgresTableStorage {
         var changes = schema.storable(values)
         changes.removeValue(forKey: SystemProperty.id)
         changes[SystemProperty.version] = .string(RowVersion.make())
-        let index = schema.index
         var assignments: [SQLFragment] = []
         for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
-            let column = index.column(named: name) ?? name
+            let column = schema.column(named: name) ?? name
             assignments.append("\(identifier: column) = \(inline: try Self.written(value, as: schema.columns[column]))")
         }
         let stored = try await write(schema, table: table, id: id) { stamp in

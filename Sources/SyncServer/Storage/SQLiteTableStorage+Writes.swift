@@ -170,8 +170,7 @@ extension SQLiteTableStorage {
 
     /// The stored spelling of the column `name` refers to.
     private static func column(_ name: String, _ schema: TableSchema) throws -> String {
-        if schema.columns[name] != nil { return name }
-        guard let column = schema.index.column(named: name) else { throw BatchColumnMissing() }
+        guard let column = schema.column(named: name) else { throw BatchColumnMissing() }
         return column
     }
 

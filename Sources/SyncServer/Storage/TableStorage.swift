@@ -292,6 +292,15 @@ extension TableSchema {
 }
 
 extension TableSchema {
+    /// The stored spelling of the column `name` names (whatever the ASCII case of its letters),
+    /// or `nil` when the table has none; a name spelled as its column is found without folding it.
+    ///
+    /// - Parameter name: A property name.
+    /// - Returns: The column's name as stored.
+    func column(named name: String) -> String? {
+        columns[name] != nil ? name : index.column(named: name)
+    }
+
     /// Checks that the table is of the scope's kind: per-user for an owner, shared for shared.
     ///
     /// - Parameter scope: The scope of a request.
@@ -303,7 +312,7 @@ extension TableSchema {
     /// The properties of `values` the table can store: a `null` property without a column has
     /// nothing to store and is left out.
     func storable(_ values: JSONObject) -> JSONObject {
-        values.filter { name, value in value != .null || index.column(named: name) != nil }
+        values.filter { name, value in value != .null || column(named: name) != nil }
     }
 }
 
