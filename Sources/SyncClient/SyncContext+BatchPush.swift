@@ -208,7 +208,7 @@ final class BatchTurn: Sendable {
 
     var current: Int { value.load(ordering: .acquiring) }
 
-    func advance() -> Int { value.add(1, ordering: .releasing).newValue }
+    func advance() { value.add(1, ordering: .releasing) }
 }
 
 /// The push's side of the pipeline: the batches handed to the sender and not answered yet,
@@ -216,7 +216,6 @@ final class BatchTurn: Sendable {
 struct BatchPipeline {
     var replies: AsyncStream<BatchReply>.Iterator
     let turn: BatchTurn
-    private(set) var currentTurn = 0
     var outstanding: [[ClaimedOperation]] = []
 
     init(replies: AsyncStream<BatchReply>.Iterator, turn: BatchTurn) {
@@ -229,13 +228,9 @@ struct BatchPipeline {
         await replies.next(isolation: isolation) ?? .notSent
     }
 
-    /// Begins a new turn: batches handed from here are sent again.
-    mutating func nextTurn() {
-        currentTurn = turn.advance()
-    }
-
-    /// Ends the turn: the sender sends none of the batches handed and not sent yet.
-    mutating func withdraw() {
-        nextTurn()
+    /// Ends the turn: the sender sends none of the batches handed and not sent yet; those
+    /// handed from here are sent.
+    func endTurn() {
+        turn.advance()
     }
 }

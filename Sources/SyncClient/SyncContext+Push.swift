@@ -174,14 +174,14 @@ extension SyncContext {
                     continue
                 }
                 for _ in group { checkpoint?(.pushClaimed) }
-                hand.yield(HandedBatch(request: request, turn: pipeline.currentTurn))
+                hand.yield(HandedBatch(request: request, turn: pipeline.turn.current))
                 pipeline.outstanding.append(group)
                 ramp = min(ramp * 2, push.limit)
             }
             // The push stopped (or batches are no longer possible): what the sender has not sent
             // yet stays unsent, and the batches handed are answered and recorded before the push
             // ends; those of which nothing was applied go back with the other unsent operations.
-            pipeline.withdraw()
+            pipeline.endTurn()
             hand.finish()
             while !pipeline.outstanding.isEmpty { await landOldest(&pipeline, run: run, into: &push) }
         }
@@ -215,7 +215,7 @@ extension SyncContext {
     /// Takes the answer to the oldest batch handed to the sender (``take(_:of:into:)``). When
     /// nothing of it was applied, the batches handed after it (which the sender then did not
     /// send) are taken back too, and all go in front of the unsent operations, in queue order;
-    /// the pipeline's next turn begins.
+    /// the pipeline's turn ends.
     private func landOldest(_ pipeline: inout BatchPipeline, run: RunHandle, into push: inout PushRun) async {
         let oldest = pipeline.outstanding.removeFirst()
         if await land(oldest, await pipeline.nextReply(), run: run, into: &push) { return }
@@ -225,7 +225,7 @@ extension SyncContext {
             if await !land(later, await pipeline.nextReply(), run: run, into: &push) { back.append(later) }
         }
         for group in back.reversed() { push.claimed.append(contentsOf: group.reversed()) }
-        pipeline.nextTurn()
+        pipeline.endTurn()
     }
 
     /// Takes the reply to a batch: its answers (``take(_:of:into:)``), or, when the server applied
