@@ -139,6 +139,12 @@ struct IdleConnection: Sendable {
             exchange.connectFailed(CancellationError())
             return
         }
+        // Written at once when the caller runs on the connection's loop (a push preferring it):
+        // a job queued behind the caller's next ones would keep the server waiting for them.
+        guard !channel.eventLoop.inEventLoop else {
+            handler.value.begin(exchange, target: target, pool: pool)
+            return
+        }
         let handler = handler
         channel.eventLoop.execute { handler.value.begin(exchange, target: target, pool: pool) }
     }
