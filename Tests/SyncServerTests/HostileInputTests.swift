@@ -48,6 +48,24 @@ import Testing
         }
     }
 
+    /// An id whose escapes are not UTF-8 is a 400 on every route that names an item, and
+    /// nothing changes (Foundation's decoding made `%A9` and `%AA` both U+FFFD: one item).
+    @Test(arguments: StorageFactory.all)
+    func idsEscapingBytesThatAreNotUTF8AreRefused(_ storage: StorageFactory) async throws {
+        try await TestServer.run(.testing(), storage: storage) { server in
+            try await server.send(.post, "/tables/todo", object: ["id": "\u{FFFD}", "text": "keep"])
+            for id in ["%A9", "%AA", "x%80", "%C3", "%FF"] {
+                #expect(try await server.send(.get, "/tables/todo/\(id)").status == .badRequest, "\(id)")
+                let patch = try await server.send(.patch, "/tables/todo/\(id)", object: ["text": "changed"])
+                #expect(patch.status == .badRequest, "\(id)")
+                #expect(patch.errorMessage == "Invalid item id")
+                #expect(try await server.send(.delete, "/tables/todo/\(id)").status == .badRequest, "\(id)")
+            }
+            #expect(try await server.send(.get, "/tables/todo/%EF%BF%BD").object["text"] == "keep")
+            #expect(try await server.send(.get, "/tables/todo").array.map { $0["text"] } == ["keep"])
+        }
+    }
+
     @Test(arguments: StorageFactory.all)
     func hugeAndGarbageBodiesAreRefused(_ storage: StorageFactory) async throws {
         try await TestServer.run(.testing(), storage: storage) { server in

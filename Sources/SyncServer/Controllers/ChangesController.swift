@@ -194,7 +194,7 @@ struct ChangeNotifyingMiddleware: RouterMiddleware {
         let response = try await next(request, context)
         guard request.method != .get, request.method != .head, (200..<300).contains(response.status.code) else { return response }
         let segments = request.uri.path.split(separator: "/")
-        if segments.count >= 2, segments[0] == "tables" || segments[0] == "batch", let table = String(segments[1]).removingPercentEncoding,
+        if segments.count >= 2, segments[0] == "tables" || segments[0] == "batch", let table = PercentDecoding.decode(segments[1]),
             TableName.isValid(table)
         {
             hub.touch(ColumnKey(table))

@@ -110,7 +110,7 @@ struct TableController: Sendable {
     }
 
     private func itemID(_ context: ServerRequestContext) throws -> String {
-        guard let raw = context.parameters.get("id"), let id = raw.removingPercentEncoding, ItemID.isValid(id) else {
+        guard let raw = context.parameters.get("id"), let id = PercentDecoding.decode(raw), ItemID.isValid(id) else {
             throw TableError.badRequest("Invalid item id")
         }
         return id
@@ -166,9 +166,7 @@ enum QueryString {
         guard let query, !query.isEmpty else { return [] }
         return query.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ s: Substring) -> String {
-                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
-            }
+            func decode(_ s: Substring) -> String { PercentDecoding.decode(s, plusAsSpace: true) ?? String(s) }
             return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
         }
     }
