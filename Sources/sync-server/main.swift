@@ -141,7 +141,7 @@ struct SyncServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var logger = Logger(label: "sync-server")
+        var logger = Logger(label: "sync-server", factory: ServerLogHandler.init)
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         var configuration = ServerConfiguration(
             host: host, port: port, database: try parsedDatabase(), pageSize: pageSize, maxTop: maxTop, softDelete: softDelete,

@@ -13,7 +13,7 @@ extension Todo {
         /// Starts the sync server in this process on a free port, runs the story against it, and
         /// stops the server, whatever the story's outcome.
         func run() async throws {
-            var logger = Logger(label: "demo-server")
+            var logger = Logger(label: "demo-server", factory: ServerLogHandler.init)
             logger.logLevel = .critical
             let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
             Terminal.print("Started the sync server in this process at \(server.url.absoluteString) (embedded SQLite, soft delete on).")
