@@ -92,7 +92,20 @@ struct JSONOutput {
 
     /// The members of an object in the order they are written: sorted by the UTF-8 bytes of their names.
     static func sortedMembers(_ object: JSONObject) -> [(key: String, value: JSONValue)] {
-        object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        object.sorted { utf8Precedes($0.key, $1.key) }
+    }
+
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s: compared in place when both are stored as
+    /// contiguous UTF-8 (native strings are), else byte by byte.
+    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right in
+                let common = min(left.count, right.count)
+                let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                return order == 0 ? left.count < right.count : order < 0
+            }
+        }
+        return (inPlace ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// Writes an array of elements, each with `write`.

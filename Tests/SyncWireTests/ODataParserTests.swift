@@ -7,6 +7,25 @@ import Testing
     func s(_ t: String) -> FilterExpression { .literal(.string(t)) }
     func i(_ n: Int64) -> FilterExpression { .literal(.int(n)) }
 
+    /// A plain name: an ASCII letter or `_`, then ASCII letters, digits or `_`, 128 at most.
+    @Test func namesAreASCIILettersDigitsAndUnderscores() {
+        for name in ["a", "_", "Text", "a_1", "_9", "ZZ", String(repeating: "n", count: 128)] {
+            #expect(ODataParser.isName(name), "\(name)")
+        }
+        let refused = [
+            "", "1a", "a-b", "a b", "é", "aé", "a\u{301}", "Ａ", "a.b", "$top", "a\r\n", "\u{0}a", String(repeating: "n", count: 129),
+        ]
+        for name in refused { #expect(!ODataParser.isName(name), "\(name)") }
+        for scalar in (0...0x3FF).compactMap(Unicode.Scalar.init) {
+            let character = Character(scalar)
+            let letter = ("a"..."z").contains(character) || ("A"..."Z").contains(character) || character == "_"
+            let digit = ("0"..."9").contains(character)
+            #expect(ODataParser.isName(String(character)) == letter, "U+\(String(scalar.value, radix: 16))")
+            #expect(ODataParser.isName("x" + String(character)) == (letter || digit), "U+\(String(scalar.value, radix: 16))")
+        }
+        #expect(ODataParser.isName("a-name_2".split(separator: "-")[1]))
+    }
+
     @Test func precedenceFollowsTheGrammar() throws {
         #expect(
             try ODataParser.parseFilter("a eq 1 or b eq 2 and c eq 3")
