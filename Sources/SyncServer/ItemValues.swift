@@ -7,10 +7,19 @@ import SyncWire
 enum ItemValues {
     /// The system columns a client may not send.
     static func checkReserved(_ item: JSONObject) throws(TableError) {
-        for key in item.keys where SystemProperty.reserved.contains(where: { CaseInsensitive.equal($0, key) }) {
+        for key in item.keys where isReserved(key) {
             throw .badRequest("Cannot update item with property '\(key)' as it is reserved")
         }
     }
+
+    private static func isReserved(_ key: String) -> Bool {
+        // An ASCII name of another length than theirs is none of them (ASCII folding keeps lengths).
+        let bytes = key.utf8
+        if !reservedLengths.contains(bytes.count), bytes.allSatisfy({ $0 < 0x80 }) { return false }
+        return SystemProperty.reserved.contains { CaseInsensitive.equal($0, key) }
+    }
+
+    private static let reservedLengths = SystemProperty.reserved.map(\.utf8.count)
 
     /// The columns an item needs, typed from its values; property names must be plain names,
     /// and no two may name one column (SQLite ignores the case of ASCII letters in names).

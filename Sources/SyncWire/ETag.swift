@@ -26,8 +26,10 @@ public enum ETag {
     public static func version(from tag: String) -> String? {
         let trimmed = trimmingWhiteSpace(tag)
         guard !trimmed.hasPrefix("W/"), !trimmed.isEmpty else { return nil }
-        guard trimmed.count >= 2, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else { return trimmed }
-        let inner = String(trimmed.dropFirst().dropLast())
+        // The quotes are found by their bytes (a `"` is one byte, never part of another character's).
+        let bytes = trimmed.utf8
+        guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else { return trimmed }
+        let inner = String(Substring(bytes.dropFirst().dropLast()))
         guard inner.utf8.contains(UInt8(ascii: "\\")) else { return inner }
         return inner.replacingOccurrences(of: "\\\"", with: "\"")
     }

@@ -94,15 +94,16 @@ public enum ODataParser {
     }
 
     /// Whether `text` is a plain name: a letter or `_`, then letters, digits or `_`, at most 128.
-    public static func isName<S: StringProtocol>(_ text: S) -> Bool {
+    @inlinable public static func isName<S: StringProtocol>(_ text: S) -> Bool {
         // Every character a name may have is ASCII, one UTF-8 byte: the bytes are checked.
+        // (Inlinable: the server checks every property of every write, a String each time.)
         let utf8 = text.utf8
         guard let first = utf8.first, isNameStart(first), utf8.count <= 128 else { return false }
         return utf8.allSatisfy { isNameStart($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// Whether `byte` is an ASCII letter or `_`.
-    private static func isNameStart(_ byte: UInt8) -> Bool {
+    @inlinable static func isNameStart(_ byte: UInt8) -> Bool {
         // `| 0x20` lowers an ASCII capital and maps no other byte into `a`...`z`.
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || byte == UInt8(ascii: "_")
     }

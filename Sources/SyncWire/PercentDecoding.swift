@@ -6,7 +6,12 @@
 /// The server decodes item ids in request paths and query items with it.
 public enum PercentDecoding {
     /// The decoded text of `text`; with `plusAsSpace` (a query item), `+` stands for a space.
-    public static func decode(_ text: some StringProtocol, plusAsSpace: Bool = false) -> String? {
+    public static func decode(_ text: String, plusAsSpace: Bool = false) -> String? {
+        decode(text[...], plusAsSpace: plusAsSpace)
+    }
+
+    /// The decoded text of `text`; with `plusAsSpace` (a query item), `+` stands for a space.
+    public static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
         let utf8 = text.utf8
         guard utf8.contains(where: { $0 == percent || (plusAsSpace && $0 == plus) }) else { return String(text) }
         var bytes: [UInt8] = []

@@ -34,6 +34,9 @@ import Testing
     @Test func aTagEndingBeyondASCIIIsKeptWhole() {
         #expect(ETag.version(from: "ü") == "ü")
         #expect(ETag.version(from: "\"ü\"") == "ü")
+        #expect(ETag.version(from: "\"") == "\"", "one quote alone is no quoted tag")
+        #expect(ETag.version(from: "\"\u{301}x\"") == "\u{301}x", "a quote is a byte, whatever follows it")
+        #expect(ETag.version(from: "\"x\"\u{301}") == "\"x\"\u{301}", "a tag ending after its quote is unquoted")
         #expect(!ETag.isWildcard("**"))
         #expect(!ETag.isWildcard(""))
     }
