@@ -96,14 +96,7 @@ extension JSONReader {
         guard position + 4 <= bytes.count else { throw JSONError(.unexpectedEnd, at: bytes.count) }
         var unit: UInt32 = 0
         for offset in 0..<4 {
-            let byte = bytes[position + offset]
-            let digit: UInt8
-            switch byte {
-            case ASCII.zero...ASCII.nine: digit = byte - ASCII.zero
-            case ASCII.lowerA...ASCII.f: digit = byte - ASCII.lowerA + 10
-            case ASCII.upperA...ASCII.upperF: digit = byte - ASCII.upperA + 10
-            default: throw JSONError(.invalidEscape, at: position - 2)
-            }
+            guard let digit = ASCII.hexValue(bytes[position + offset]) else { throw JSONError(.invalidEscape, at: position - 2) }
             unit = unit << 4 | UInt32(digit)
         }
         return unit

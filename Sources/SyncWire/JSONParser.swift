@@ -318,4 +318,15 @@ enum ASCII {
     static let u: UInt8 = 0x75
     static let openBrace: UInt8 = 0x7B
     static let closeBrace: UInt8 = 0x7D
+    static let percent: UInt8 = 0x25
+
+    /// The value of a hexadecimal digit (`0`–`9`, `a`–`f`, `A`–`F`), or `nil` for another byte.
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case zero...nine: return byte - zero
+        case lowerA...f: return byte - lowerA + 10
+        case upperA...upperF: return byte - upperA + 10
+        default: return nil
+        }
+    }
 }

@@ -31,7 +31,7 @@ public struct JSONRowWriter: Sendable {
                 latest.append(position)
             }
         }
-        let order = spellings.indices.sorted { spellings[$0].utf8.lexicographicallyPrecedes(spellings[$1].utf8) }
+        let order = spellings.indices.sorted { JSONOutput.utf8Precedes(spellings[$0], spellings[$1]) }
         positions = order.map { latest[$0] }
         prefixes = order.enumerated().map { offset, slot in
             var text = JSONOutput()

@@ -121,7 +121,8 @@ struct ODataLexer {
     }
 }
 
+/// The characters of a name, as ``ODataParser/isName(_:)`` checks them (every one is ASCII).
 extension Unicode.Scalar {
-    var isIdentifierStart: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) || self == "_" }
-    var isIdentifierPart: Bool { isIdentifierStart || ("0"..."9").contains(self) }
+    var isIdentifierStart: Bool { isASCII && ODataParser.isNameStart(UInt8(value)) }
+    var isIdentifierPart: Bool { isASCII && ODataParser.isNamePart(UInt8(value)) }
 }

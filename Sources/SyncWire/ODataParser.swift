@@ -99,13 +99,18 @@ public enum ODataParser {
         // (Inlinable: the server checks every property of every write, a String each time.)
         let utf8 = text.utf8
         guard let first = utf8.first, isNameStart(first), utf8.count <= 128 else { return false }
-        return utf8.allSatisfy { isNameStart($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        return utf8.allSatisfy(isNamePart)
     }
 
-    /// Whether `byte` is an ASCII letter or `_`.
+    /// Whether `byte` may begin a name: an ASCII letter or `_`.
     @inlinable static func isNameStart(_ byte: UInt8) -> Bool {
         // `| 0x20` lowers an ASCII capital and maps no other byte into `a`...`z`.
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || byte == UInt8(ascii: "_")
+    }
+
+    /// Whether `byte` may continue a name: an ASCII letter, digit or `_`.
+    @inlinable static func isNamePart(_ byte: UInt8) -> Bool {
+        isNameStart(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }
 
