@@ -76,6 +76,8 @@ let package = Package(
                 "SyncWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // Its SQLite library (the module VaporCSQLite, symbols prefixed), which the
+                // embedded store calls directly (ServerSQLite).
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -5,8 +5,9 @@ import SyncWire
 import Testing
 
 /// The SQLite storage keeps the SQL text of each shape of single write (table, scope kind,
-/// columns, condition) and binds each write's values to it: every write must still store its
-/// own values in its own table, whatever shapes came before it and whatever the schema became.
+/// columns, condition) and binds each write's values to it, and its connection keeps the
+/// statements of recent texts prepared: every write must still store its own values in its own
+/// table, and every read answer every column, whatever came before and whatever the schema became.
 @Suite struct WriteTextTests {
     /// Runs `body` with a new storage in memory, closed afterwards.
     private func withStorage(_ body: (SQLiteTableStorage) async throws -> Void) async throws {
@@ -44,6 +45,23 @@ import Testing
             #expect(try await storage.row(table: "t", id: "a", scope: .shared)?["n"] == 1)
             #expect(try await storage.row(table: "t", id: "b", scope: .shared)?["m"] == "two")
             #expect(try await storage.row(table: "t", id: "c", scope: .shared)?["n"] == 3)
+        }
+    }
+
+    @Test func aReadAndAnUpdatePreparedBeforeAColumnWasAddedAnswerTheNewColumn() async throws {
+        try await withStorage { storage in
+            _ = try await storage.ensureColumns("t", scope: .shared, ["n": .integer])
+            let any = WriteCondition(version: nil, deleted: nil)
+            _ = try written(try await storage.insert(table: "t", scope: .shared, item: ["id": "a", "n": 1]))
+            // Both statements run once before the column exists, so both are kept prepared.
+            #expect(try await storage.row(table: "t", id: "a", scope: .shared)?["m"] == nil)
+            _ = try written(try await storage.update(table: "t", id: "a", scope: .shared, values: ["n": 2], condition: any))
+            _ = try await storage.ensureColumns("t", scope: .shared, ["m": .text])
+            let updated = try written(try await storage.update(table: "t", id: "a", scope: .shared, values: ["n": 3], condition: any))
+            #expect(updated["n"] == 3 && updated["m"] == .null)
+            _ = try written(try await storage.update(table: "t", id: "a", scope: .shared, values: ["m": "new"], condition: any))
+            let read = try await storage.row(table: "t", id: "a", scope: .shared)
+            #expect(read?["n"] == 3 && read?["m"] == "new")
         }
     }
 

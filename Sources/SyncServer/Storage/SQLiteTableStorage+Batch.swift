@@ -1,4 +1,3 @@
-import SQLiteNIO
 import SyncSQL
 import SyncWire
 
@@ -75,12 +74,12 @@ extension SQLiteTableStorage {
 
     /// The row of `id` as the batch sees it: from the batch's rows, or read (and kept) when the
     /// batch did not know the id.
-    func batchRow(_ id: String, _ schema: TableSchema, _ scope: RowScope) async throws -> [String: SQLValue]? {
+    func batchRow(_ id: String, _ schema: TableSchema, _ scope: RowScope) throws -> [String: SQLValue]? {
         let key = ColumnKey(id)
         if let known = batchRows?.rows[key] { return known }
         let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
         let statement = sql.statement(in: .sqlite)
-        let row = try await connection.query(statement.sql, statement.arguments.map(Self.data)).first.map(Self.values)
+        let row = try connection.query(statement.sql, statement.arguments).named.first.map(Self.unowned)
         batchRows?.rows[key] = .some(row)
         if row != nil { batchRows?.stored.insert(key) }
         return row
@@ -106,7 +105,7 @@ extension SQLiteTableStorage {
     // MARK: helpers
 
     /// Reads the rows of `ids` in one statement (none when the table does not exist yet).
-    private func readBatchRows(table: String, scope: RowScope, ids: [String]) async throws {
+    private func readBatchRows(table: String, scope: RowScope, ids: [String]) throws {
         var batch = BatchRows(table: ColumnKey(table), scope: scope)
         let keys = Set(ids.map(ColumnKey.init))
         for key in keys { batch.rows[key] = .some(nil) }
@@ -116,8 +115,8 @@ extension SQLiteTableStorage {
             if let owner = scope.ownerCondition { conditions.insert(owner, at: 0) }
             let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: .joined(conditions, separator: " AND "))"
             let statement = sql.statement(in: .sqlite)
-            for row in try await connection.query(statement.sql, statement.arguments.map(Self.data)) {
-                let values = Self.values(row)
+            for row in try connection.query(statement.sql, statement.arguments).named {
+                let values = Self.unowned(row)
                 guard case .text(let id)? = values[SystemProperty.id] else { continue }
                 batch.rows[ColumnKey(id)] = .some(values)
                 batch.stored.insert(ColumnKey(id))
@@ -128,7 +127,7 @@ extension SQLiteTableStorage {
 
     /// Writes the rows the batch changed: one `DELETE` for those it removed, and multi-row
     /// `INSERT … ON CONFLICT DO UPDATE` statements for the others (every column of each row).
-    private func writeBatchRows() async throws {
+    private func writeBatchRows() throws {
         guard let batch = batchRows, !batch.changed.isEmpty, let schema = schemas[batch.table] else { return }
         let owner = batch.scope.owner
         var removed: [SQLFragment] = []
@@ -145,7 +144,7 @@ extension SQLiteTableStorage {
             if let condition = batch.scope.ownerCondition { conditions.insert(condition, at: 0) }
             let sql: SQLFragment = "DELETE FROM \(identifier: schema.name) WHERE \(inline: .joined(conditions, separator: " AND "))"
             let statement = sql.statement(in: .sqlite)
-            _ = try await connection.query(statement.sql, statement.arguments.map(Self.data))
+            try connection.run(statement.sql, statement.arguments)
         }
         guard !kept.isEmpty else { return }
         let columns = schema.columns.keys.sorted()
@@ -164,22 +163,22 @@ extension SQLiteTableStorage {
         var start = 0
         while start < kept.count {
             let rows = kept[start..<min(start + perStatement, kept.count)]
-            var arguments: [SQLiteData] = []
+            var arguments: [SQLValue] = []
             arguments.reserveCapacity(rows.count * names.count)
             for row in rows {
                 if let owner { arguments.append(.text(owner)) }
-                for column in columns { arguments.append(Self.data(row[column] ?? .null)) }
+                for column in columns { arguments.append(row[column] ?? .null) }
             }
             let sql = head + Array(repeating: tuple, count: rows.count).joined(separator: ", ") + tail
-            _ = try await connection.query(sql, arguments)
+            try connection.run(sql, arguments)
             start += rows.count
         }
     }
 
     /// A result row's values by column name, the owner column left out.
-    private static func values(_ row: SQLiteRow) -> [String: SQLValue] {
-        var values = [String: SQLValue](minimumCapacity: row.columns.count)
-        for column in row.columns where column.name != TableSchema.ownerColumn { values[column.name] = value(column.data) }
+    private static func unowned(_ row: [String: SQLValue]) -> [String: SQLValue] {
+        var values = row
+        values.removeValue(forKey: TableSchema.ownerColumn)
         return values
     }
 }

@@ -1,4 +1,3 @@
-import SQLiteNIO
 import SyncSQL
 public import SyncWire
 
@@ -13,20 +12,23 @@ extension SQLiteTableStorage {
     ///   - extraFilter: A filter ANDed with the query's.
     /// - Returns: The page; empty when the table does not exist.
     /// - Throws: `QueryError` when the query names an unknown column; `JSONError` for a value
-    ///   JSON cannot hold; sqlite-nio's errors.
+    ///   JSON cannot hold; ``ServerSQLiteError``.
     public func selectPage(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> ItemPage {
         guard let schema = try scoped(query.table, scope) else { return ItemPage(bytes: Array("[]".utf8), count: 0) }
         let statement = try translator(schema, scope).select(query, extraFilter: extraFilter)
-        let rows = try await connection.query(statement.sql, statement.arguments.map(Self.data))
-        guard let first = rows.first?.columns else { return ItemPage(bytes: Array("[]".utf8), count: 0) }
-        // Every row of one statement has the same columns in the same order.
-        let kept = first.indices.filter { first[$0].name != TableSchema.ownerColumn }
-        let types = kept.map { schema.columns[first[$0].name] }
-        var writer = JSONRowWriter(names: kept.map { first[$0].name })
-        for row in rows {
-            let columns = row.columns
-            try writer.append { position in JSONValue(sql: Self.value(columns[kept[position]].data), type: types[position]) }
+        var writer: JSONRowWriter?
+        var kept: [Int] = [], types: [ColumnType?] = []
+        try connection.run(statement.sql, statement.arguments) { row in
+            if writer == nil {
+                // Every row of one statement has the same columns in the same order.
+                let names = row.columnNames
+                kept = names.indices.filter { names[$0] != TableSchema.ownerColumn }
+                types = kept.map { schema.columns[names[$0]] }
+                writer = JSONRowWriter(names: kept.map { names[$0] })
+            }
+            try writer?.append { position in JSONValue(sql: row.value(at: kept[position]), type: types[position]) }
         }
+        guard var writer else { return ItemPage(bytes: Array("[]".utf8), count: 0) }
         let count = writer.count
         return ItemPage(bytes: writer.finish(), count: count)
     }

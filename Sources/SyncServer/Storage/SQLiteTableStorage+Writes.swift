@@ -1,4 +1,3 @@
-import SQLiteNIO
 import SyncSQL
 public import SyncWire
 
@@ -43,7 +42,7 @@ extension SQLiteTableStorage {
         }
         return try await write(statement, schema, table: table, id: id) { [self] in
             // The id is taken: the row that has it (if it went away meanwhile, the insert is tried again).
-            if let existing = try await current(schema, id: id, scope: scope) { return .conflict(existing) }
+            if let existing = try current(schema, id: id, scope: scope) { return .conflict(existing) }
             return try await insert(table: table, scope: scope, item: item)
         }
     }
@@ -82,7 +81,7 @@ extension SQLiteTableStorage {
                 """
         }
         return try await write(statement, schema, table: table, id: id) { [self] in
-            try await current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
+            try current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
         }
     }
 
@@ -98,7 +97,7 @@ extension SQLiteTableStorage {
             "DELETE FROM \(identifier: schema.name) WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *"
         }
         return try await write(statement, schema, table: table, id: id) { [self] in
-            try await current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
+            try current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
         }
     }
 
@@ -115,7 +114,7 @@ extension SQLiteTableStorage {
     }
 
     private func decideBatchInsert(_ values: JSONObject, _ schema: TableSchema, id: String, scope: RowScope) async throws -> WriteResult {
-        if let existing = try await batchRow(id, schema, scope) { return .conflict(Self.item(existing, schema)) }
+        if let existing = try batchRow(id, schema, scope) { return .conflict(Self.item(existing, schema)) }
         var row: [String: SQLValue] = [:]
         for (name, value) in values {
             let column = try Self.column(name, schema)
@@ -153,7 +152,7 @@ extension SQLiteTableStorage {
         _ schema: TableSchema, id: String, scope: RowScope, condition: WriteCondition, removing: Bool,
         change: (inout [String: SQLValue]) throws -> Void
     ) async throws -> WriteResult {
-        guard var row = try await batchRow(id, schema, scope) else { return .missing }
+        guard var row = try batchRow(id, schema, scope) else { return .missing }
         let versionHolds = condition.version.map { row[SystemProperty.version] == .text($0) } ?? true
         let deletedHolds = condition.deleted.map { row[SystemProperty.deleted] == .integer($0 ? 1 : 0) } ?? true
         guard versionHolds && deletedHolds else { return .conflict(Self.item(row, schema)) }
@@ -181,7 +180,7 @@ extension SQLiteTableStorage {
         _ statement: SQLStatement, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let stored = try await alone { try await rows(statement, schema).first }
+        let stored = try await alone { try rows(statement, schema).first }
         await observer?.write(.finished, table: table, id: id)
         if let stored { return .written(stored) }
         return try await unmet()
@@ -193,9 +192,9 @@ extension SQLiteTableStorage {
     }
 
     /// The row of the scope with `id`.
-    private func current(_ schema: TableSchema, id: String, scope: RowScope) async throws -> JSONObject? {
+    private func current(_ schema: TableSchema, id: String, scope: RowScope) throws -> JSONObject? {
         let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
-        return try await rows(sql.statement(in: .sqlite), schema).first
+        return try rows(sql.statement(in: .sqlite), schema).first
     }
 
     /// The statement of a single write of `shape` with `arguments` (in text order): its text from

@@ -1,13 +1,12 @@
 import Foundation
 public import Logging
-import SQLiteNIO
 public import SyncSQL
 public import SyncWire
 
-/// Tables in SQLite through vapor/sqlite-nio (SQLite 3.54, symbols prefixed, so it shares a
-/// process with SQLCipher). Every SQL string of this engine lives in the `SQLiteTableStorage`
-/// files or comes from `SQLTranslator` in SQLite's dialect; identifiers go through
-/// `SQLIdentifier.quote`.
+/// Tables in SQLite: vapor/sqlite-nio's SQLite (3.54, symbols prefixed, so it shares a process
+/// with SQLCipher) through ``ServerSQLite``. Every SQL string of this engine lives in the
+/// `SQLiteTableStorage` files or comes from `SQLTranslator` in SQLite's dialect; identifiers go
+/// through `SQLIdentifier.quote`.
 ///
 /// How it keeps the ``TableStorage`` contract:
 /// - **Write order.** A write is one statement, its own transaction, and takes its `updatedAt`
@@ -23,10 +22,12 @@ public import SyncWire
 /// - **Owners.** A per-user table has the column ``TableSchema/ownerColumn`` and the key
 ///   (owner, id); every statement of a scoped call has `"$owner" = ?` in its `WHERE`.
 ///
-/// An actor; safe to share. Reads and writes run concurrently on one connection (sqlite-nio's
-/// thread pool; SQLite serialises them).
+/// An actor; safe to share. Its one connection runs each statement on the actor, at once: a
+/// statement holds the actor's thread for its time (memory: microseconds; a file's commit: its
+/// sync), and no other statement of this storage runs meanwhile, as SQLite's one writer would
+/// have it anyway.
 public actor SQLiteTableStorage: TableStorage {
-    let connection: SQLiteConnection
+    let connection: ServerSQLite
     let observer: (any WriteObserver)?
     /// Every table, by name matched as SQLite matches it (ASCII case folded).
     var schemas: [ColumnKey: TableSchema] = [:]
@@ -50,43 +51,33 @@ public actor SQLiteTableStorage: TableStorage {
     ///
     /// - Parameters:
     ///   - database: The file, or memory.
-    ///   - logger: Where sqlite-nio logs.
+    ///   - logger: Where the opening is logged (debug).
     ///   - observer: Sees the steps of every write (tests); `nil` otherwise.
     /// - Returns: The open storage.
     /// - Throws: ``TableStorageError/idsDifferingOnlyByCase(table:count:)`` when a table of an
-    ///   existing file cannot be folded (nothing is changed then); sqlite-nio's errors.
+    ///   existing file cannot be folded (nothing is changed then); ``ServerSQLiteError``.
     public static func open(
         _ database: ServerConfiguration.Database, logger: Logger, observer: (any WriteObserver)? = nil
     ) async throws -> SQLiteTableStorage {
-        let storage: SQLiteConnection.Storage
+        let path: String
         switch database {
-        case .memory: storage = .memory
-        case .sqlite(let path): storage = .file(path: path)
+        case .memory: path = ":memory:"
+        case .sqlite(let file): path = file
         case .postgres: throw NotSQLite()
         }
-        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        let store = try SQLiteTableStorage(path: path, observer: observer)
         do {
-            _ = try await connection.query("PRAGMA journal_mode = WAL", [])
-            let clock = StampClock()
-            try await connection.install(
-                customFunction: SQLiteCustomFunction(Self.stampFunction, argumentCount: 1) { arguments in
-                    guard let table = arguments.first?.string else { throw StampArgumentMissing() }
-                    return clock.next(for: table)
-                })
-            let store = SQLiteTableStorage(connection: connection, clock: clock, observer: observer)
-            try await store.loadSchema()
-            return store
+            try await store.start()
         } catch {
-            try? await connection.close()
+            try? await store.close()
             throw error
         }
+        logger.debug("Opened the SQLite database", metadata: ["path": .string(path)])
+        return store
     }
 
     /// A database that is not SQLite's (open it with its own storage).
     struct NotSQLite: Error {}
-
-    /// A call of the stamp function without a table name (a statement of this file is wrong).
-    struct StampArgumentMissing: Error {}
 
     /// A write of a batch names a property with no column (a caller skipped ``ensureColumns(_:scope:_:)``).
     struct BatchColumnMissing: Error {}
@@ -94,47 +85,50 @@ public actor SQLiteTableStorage: TableStorage {
     /// The SQL function that stamps a write: `ciphersync_stamp(table)`.
     static let stampFunction = "ciphersync_stamp"
 
-    private init(connection: SQLiteConnection, clock: StampClock, observer: (any WriteObserver)?) {
-        self.connection = connection
-        self.clock = clock
+    private init(path: String, observer: (any WriteObserver)?) throws {
+        connection = try ServerSQLite(path: path)
+        clock = StampClock()
         self.observer = observer
     }
 
-    private func loadSchema() async throws {
-        for name in try await tableNames() {
+    /// Sets the journal mode, installs the stamp function, folds the ids of old files and loads
+    /// the schema.
+    private func start() async throws {
+        _ = try connection.query("PRAGMA journal_mode = WAL")
+        try connection.install(function: Self.stampFunction) { [clock] table in clock.next(for: table) }
+        for name in try tableNames() {
             try await foldIDsIfNeeded(name)
-            schemas[ColumnKey(name)] = try await readSchema(name)
+            schemas[ColumnKey(name)] = try readSchema(name)
             let latest: SQLFragment = "SELECT max(\(identifier: SystemProperty.updatedAt)) AS latest FROM \(identifier: name)"
-            let stamp = try await connection.query(latest.statement(in: .sqlite).sql, []).first?.column("latest")?.string
+            let stamp = try connection.query(latest.statement(in: .sqlite).sql).first("latest")?.textValue
             clock.start(at: stamp.flatMap(WireDate.milliseconds(from:)), for: name)
         }
     }
 
     /// The names of the database's tables.
-    private func tableNames() async throws -> [String] {
-        try await connection.query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", []
-        ).compactMap { $0.column("name")?.string }.filter(TableName.isValid)
+    private func tableNames() throws -> [String] {
+        try connection.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+            .rows.compactMap { $0.first?.textValue }.filter(TableName.isValid)
     }
 
     /// Reads every table's schema again, after a rolled-back batch undid the tables and columns it
     /// had created: the cached schemas must not name them.
-    private func rereadSchemas() async throws {
+    private func rereadSchemas() throws {
         var reread: [ColumnKey: TableSchema] = [:]
-        for name in try await tableNames() { reread[ColumnKey(name)] = try await readSchema(name) }
+        for name in try tableNames() { reread[ColumnKey(name)] = try readSchema(name) }
         schemas = reread
     }
 
     /// The schema of `name` as the database declares it.
-    func readSchema(_ name: String) async throws -> TableSchema {
+    func readSchema(_ name: String) throws -> TableSchema {
         var columns: [String: ColumnType] = [:]
         var isPerUser = false
-        for info in try await connection.query("SELECT name, type FROM pragma_table_info(?)", [.text(name)]) {
-            guard let column = info.column("name")?.string else { continue }
+        for info in try connection.query("SELECT name, type FROM pragma_table_info(?)", [.text(name)]).rows {
+            guard let column = info[0].textValue else { continue }
             if column == TableSchema.ownerColumn {
                 isPerUser = true
             } else {
-                columns[column] = ColumnType(declared: info.column("type")?.string ?? "") ?? .text
+                columns[column] = ColumnType(declared: info[1].textValue ?? "") ?? .text
             }
         }
         return TableSchema(name: name, columns: columns, isPerUser: isPerUser)
@@ -143,7 +137,7 @@ public actor SQLiteTableStorage: TableStorage {
     // MARK: TableStorage
 
     public func ping() async throws {
-        _ = try await connection.query("SELECT 1", [])
+        _ = try connection.query("SELECT 1")
     }
 
     public func tables() -> [TableSchema] { Array(schemas.values) }
@@ -156,27 +150,27 @@ public actor SQLiteTableStorage: TableStorage {
             if existing.missingColumns(columns).isEmpty { return existing }
         }
         // The write gate first, then the schema gate: a batch holds the first while it changes a schema.
-        return try await alone { try await schemaGate.withTurn { try await changeSchema(table, scope: scope, columns) } }
+        return try await alone { try await schemaGate.withTurn { try changeSchema(table, scope: scope, columns) } }
     }
 
     public func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] {
         guard let schema = try scoped(query.table, scope) else { return [] }
         let statement = try translator(schema, scope).select(query, extraFilter: extraFilter)
-        return try await rows(statement, schema)
+        return try rows(statement, schema)
     }
 
     public func count(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> Int {
         guard let schema = try scoped(query.table, scope) else { return 0 }
         let statement = try translator(schema, scope).count(query, extraFilter: extraFilter)
-        let rows = try await connection.query(statement.sql, statement.arguments.map(Self.data))
-        return rows.first?.columns.first?.data.integer ?? 0
+        let rows = try connection.query(statement.sql, statement.arguments).rows
+        return rows.first?.first?.integerValue.map(Int.init) ?? 0
     }
 
     public func row(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
         guard let schema = try scoped(table, scope) else { return nil }
-        if batchRows(table, scope) != nil { return try await batchRow(id, schema, scope).map { Self.item($0, schema) } }
+        if batchRows(table, scope) != nil { return try batchRow(id, schema, scope).map { Self.item($0, schema) } }
         let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
-        return try await rows(sql.statement(in: .sqlite), schema).first
+        return try rows(sql.statement(in: .sqlite), schema).first
     }
 
     public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
@@ -184,27 +178,27 @@ public actor SQLiteTableStorage: TableStorage {
             do {
                 return try await transaction { try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() } }
             } catch {
-                try? await rereadSchemas()
+                try? rereadSchemas()
                 throw error
             }
         }
     }
 
     public func close() async throws {
-        try await connection.close()
+        connection.close()
     }
 
     // MARK: helpers
 
     /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`; rolls back when it or the commit fails.
     func transaction<T>(_ body: () async throws -> T) async throws -> T {
-        _ = try await connection.query("BEGIN IMMEDIATE", [])
+        try connection.run("BEGIN IMMEDIATE")
         do {
             let result = try await body()
-            _ = try await connection.query("COMMIT", [])
+            try connection.run("COMMIT")
             return result
         } catch {
-            _ = try? await connection.query("ROLLBACK", [])
+            try? connection.run("ROLLBACK")
             throw error
         }
     }
@@ -236,19 +230,19 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     /// Creates the table if it is new and adds the columns it lacks; runs alone.
-    private func changeSchema(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) async throws -> TableSchema {
+    private func changeSchema(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) throws -> TableSchema {
         let key = ColumnKey(table)
         if schemas[key] == nil {
             for statement in Self.createTable(table, isPerUser: scope.owner != nil, columns: []) {
-                _ = try await connection.query(statement.sql, [])
+                try connection.run(statement.sql)
             }
-            schemas[key] = try await readSchema(table)
+            schemas[key] = try readSchema(table)
         }
         guard var schema = schemas[key] else { throw TableStorageError.scopeMismatch(table: table) }
         try schema.check(scope)
         for (name, type) in schema.missingColumns(columns) {
             let sql: SQLFragment = "ALTER TABLE \(identifier: schema.name) ADD COLUMN \(identifier: name) \(inline: SQLFragment(raw: type.rawValue))"
-            _ = try await connection.query(sql.statement(in: .sqlite).sql, [])
+            try connection.run(sql.statement(in: .sqlite).sql)
             schema.columns[name] = type
         }
         schemas[key] = schema
@@ -279,39 +273,17 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     /// The rows a statement returns, as items (the owner column left out).
-    func rows(_ statement: SQLStatement, _ schema: TableSchema) async throws -> [JSONObject] {
-        try await connection.query(statement.sql, statement.arguments.map(Self.data)).map { Self.item($0, schema) }
-    }
-
-    /// A result row as an item: each column read through its declared type; the owner column
-    /// is not part of it.
-    static func item(_ row: SQLiteRow, _ schema: TableSchema) -> JSONObject {
-        var item: JSONObject = [:]
-        for column in row.columns where column.name != TableSchema.ownerColumn {
-            item[column.name] = JSONValue(sql: value(column.data), type: schema.columns[column.name])
+    func rows(_ statement: SQLStatement, _ schema: TableSchema) throws -> [JSONObject] {
+        var items: [JSONObject] = []
+        var names: [String] = []
+        try connection.run(statement.sql, statement.arguments) { row in
+            if names.isEmpty { names = row.columnNames }
+            var item = JSONObject(minimumCapacity: names.count)
+            for (index, name) in names.enumerated() where name != TableSchema.ownerColumn {
+                item[name] = JSONValue(sql: row.value(at: index), type: schema.columns[name])
+            }
+            items.append(item)
         }
-        return item
-    }
-
-    /// sqlite-nio's value for a bound value: the driver's side of the one value type.
-    static func data(_ value: SQLValue) -> SQLiteData {
-        switch value {
-        case .null: return .null
-        case .integer(let i): return .integer(Int(i))
-        case .real(let d): return .float(d)
-        case .text(let s): return .text(s)
-        case .blob(let bytes): return .blob(ByteBuffer(bytes: bytes))
-        }
-    }
-
-    /// The value of a result column read by sqlite-nio.
-    static func value(_ data: SQLiteData) -> SQLValue {
-        switch data {
-        case .null: return .null
-        case .integer(let i): return .integer(Int64(i))
-        case .float(let d): return .real(d)
-        case .text(let s): return .text(s)
-        case .blob(let buffer): return .blob(Array(buffer.readableBytesView))
-        }
+        return items
     }
 }
