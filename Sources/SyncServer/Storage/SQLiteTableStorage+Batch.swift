@@ -1,8 +1,8 @@
 import SyncSQL
 import SyncWire
 
-/// A batch of one table's writes decided in memory and written at its end as a few statements
-/// (see ``SQLiteTableStorage/inTransaction(table:scope:ids:_:)``).
+/// A batch of one table's writes decided in memory and written at its end by statements kept
+/// prepared (see ``SQLiteTableStorage/inTransaction(table:scope:ids:_:)``).
 ///
 /// The batch reads the rows its ids name once; each write of the batch then checks its condition
 /// against the rows as the batch's earlier writes left them, takes its stamp and version as a
@@ -36,7 +36,7 @@ struct BatchRows {
 
 extension SQLiteTableStorage {
     /// Runs a batch of writes of one table as one transaction (see ``TableStorage``), the rows of
-    /// `ids` read by one statement at its start and the rows it changed written by a few at its
+    /// `ids` read by one statement at its start and the rows it changed written at its
     /// end; each write in between is decided against the batch's rows, in order.
     ///
     /// - Parameters:
@@ -125,16 +125,17 @@ extension SQLiteTableStorage {
         batchRows = batch
     }
 
-    /// Writes the rows the batch changed: one `DELETE` for those it removed, and multi-row
-    /// `INSERT … ON CONFLICT DO UPDATE` statements for the others (every column of each row).
+    /// Writes the rows the batch changed: one `DELETE` for those it removed, then each other row
+    /// by one of two statements kept prepared: an `UPDATE` of every column for a row the
+    /// database has, an `INSERT` for a new one.
     private func writeBatchRows() throws {
         guard let batch = batchRows, !batch.changed.isEmpty, let schema = schemas[batch.table] else { return }
         let owner = batch.scope.owner
         var removed: [SQLFragment] = []
-        var kept: [[String: SQLValue]] = []
+        var updated: [[String: SQLValue]] = [], inserted: [[String: SQLValue]] = []
         for id in batch.changed {
             if case .some(.some(let row)) = batch.rows[id] {
-                kept.append(row)
+                if batch.stored.contains(id) { updated.append(row) } else { inserted.append(row) }
             } else if batch.stored.contains(id) {
                 removed.append(.bind(.text(id.folded)))
             }
@@ -146,32 +147,32 @@ extension SQLiteTableStorage {
             let statement = sql.statement(in: .sqlite)
             try connection.run(statement.sql, statement.arguments)
         }
-        guard !kept.isEmpty else { return }
-        let columns = schema.columns.keys.sorted()
-        let keyColumns = (owner == nil ? [] : [TableSchema.ownerColumn]) + [SystemProperty.id]
-        let names = (owner == nil ? [] : [TableSchema.ownerColumn]) + columns
-        let quoted = names.map(SQLIdentifier.quote)
-        let head =
-            "INSERT INTO \(SQLIdentifier.quote(schema.name)) (\(quoted.joined(separator: ", "))) VALUES "
-        let tail =
-            " ON CONFLICT (\(keyColumns.map(SQLIdentifier.quote).joined(separator: ", "))) DO UPDATE SET "
-            + columns.map { "\(SQLIdentifier.quote($0)) = excluded.\(SQLIdentifier.quote($0))" }
-            .joined(separator: ", ")
-        let tuple = "(" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
-        // SQLite takes at most 32,766 bound values in one statement.
-        let perStatement = max(1, 32_000 / names.count)
-        var start = 0
-        while start < kept.count {
-            let rows = kept[start..<min(start + perStatement, kept.count)]
-            var arguments: [SQLValue] = []
-            arguments.reserveCapacity(rows.count * names.count)
-            for row in rows {
+        let table = SQLIdentifier.quote(schema.name)
+        let ownerColumn = SQLIdentifier.quote(TableSchema.ownerColumn)
+        if !updated.isEmpty {
+            // Every column, the id too: a row the batch deleted and inserted again takes the
+            // spelling of the insert's id (the key matches either, folding case).
+            let columns = schema.columns.keys.sorted()
+            let key = (owner == nil ? "" : "\(ownerColumn) = ? AND ") + "\(SQLIdentifier.quote(SystemProperty.id)) = ?"
+            let sql =
+                "UPDATE \(table) SET \(columns.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) WHERE \(key)"
+            for row in updated {
+                var arguments = columns.map { row[$0] ?? .null }
                 if let owner { arguments.append(.text(owner)) }
-                for column in columns { arguments.append(row[column] ?? .null) }
+                arguments.append(row[SystemProperty.id] ?? .null)
+                try connection.run(sql, arguments)
             }
-            let sql = head + Array(repeating: tuple, count: rows.count).joined(separator: ", ") + tail
-            try connection.run(sql, arguments)
-            start += rows.count
+        }
+        if !inserted.isEmpty {
+            let columns = schema.columns.keys.sorted()
+            let names = (owner == nil ? [] : [ownerColumn]) + columns.map(SQLIdentifier.quote)
+            let sql =
+                "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+            for row in inserted {
+                var arguments: [SQLValue] = owner.map { [.text($0)] } ?? []
+                arguments += columns.map { row[$0] ?? .null }
+                try connection.run(sql, arguments)
+            }
         }
     }
 
