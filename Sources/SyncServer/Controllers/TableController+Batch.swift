@@ -39,14 +39,40 @@ extension TableController {
         let service = self.service
         let ids = operations.compactMap(\.writtenID)
         let results = try await service.storage.inTransaction(table: table, scope: scope, ids: ids) {
-            var results: [JSONValue] = []
+            var results: [BatchResult] = []
             results.reserveCapacity(operations.count)
             for operation in operations {
-                results.append(.object(try await operation.apply(service, table: table, scope: scope)))
+                results.append(try await operation.apply(service, table: table, scope: scope))
             }
             return results
         }
-        return try JSONResponse.make([BatchWire.results: JSONValue.array(results)] as JSONObject)
+        // Written as the results come, members in JSONWriter's order (body, etag, status).
+        var json = JSONBuilder()
+        json.openObject()
+        json.member(BatchWire.results)
+        json.openArray()
+        for result in results {
+            json.openObject()
+            json.member(BatchWire.body)
+            json.openObject()
+            switch result.body {
+            case .item(let item): try json.members(of: item) { _ in false }
+            case .error(let message):
+                json.member("error")
+                json.value(message)
+            }
+            json.closeObject()
+            if case .item(let item) = result.body, case .string(let version)? = item[SystemProperty.version] {
+                json.member(BatchWire.etag)
+                json.value(ETag.quote(version))
+            }
+            json.member(BatchWire.status)
+            try json.value(.int(Int64(result.status.code)))
+            json.closeObject()
+        }
+        json.closeArray()
+        json.closeObject()
+        return JSONResponse.make(bytes: json.data)
     }
 }
 
@@ -64,6 +90,18 @@ enum BatchWire {
     static let status = "status"
     static let etag = "etag"
     static let body = "body"
+}
+
+/// The answer to one write of a batch: the status, and the item or the error message its own
+/// request would have answered (the item's version is its `ETag`).
+struct BatchResult: Sendable {
+    enum Body: Sendable {
+        case item(JSONObject)
+        case error(String)
+    }
+
+    let status: HTTPResponse.Status
+    let body: Body
 }
 
 /// One write of a batch, checked for its form before any is applied.
@@ -131,28 +169,22 @@ struct BatchOperation: Sendable {
         }
     }
 
-    /// Applies the operation as its single route does and returns its result: the status, the
-    /// `ETag` and the body that route would have answered.
-    func apply(_ service: TableService, table: String, scope: RowScope) async throws -> JSONObject {
+    /// Applies the operation as its single route does and returns its result: the status and the
+    /// body that route would have answered.
+    func apply(_ service: TableService, table: String, scope: RowScope) async throws -> BatchResult {
         do {
             switch method {
-            case .insert: return Self.result(.created, item: try await service.insert(table: table, scope: scope, item: item))
+            case .insert:
+                return BatchResult(status: .created, body: .item(try await service.insert(table: table, scope: scope, item: item)))
             case .update:
                 let changes = try await service.update(table: table, id: id ?? "", scope: scope, changes: item, ifMatch: ifMatch)
-                return Self.result(.ok, item: changes)
+                return BatchResult(status: .ok, body: .item(changes))
             case .delete:
-                return Self.result(.ok, item: try await service.delete(table: table, id: id ?? "", scope: scope, ifMatch: ifMatch))
+                let deleted = try await service.delete(table: table, id: id ?? "", scope: scope, ifMatch: ifMatch)
+                return BatchResult(status: .ok, body: .item(deleted))
             }
         } catch let error as TableError {
-            if let item = error.item { return Self.result(error.status, item: item) }
-            return [BatchWire.status: .int(Int64(error.status.code)), BatchWire.body: .object(["error": .string(error.message)])]
+            return BatchResult(status: error.status, body: error.item.map(BatchResult.Body.item) ?? .error(error.message))
         }
-    }
-
-    /// A result with an item as its body and the item's version as its `ETag`.
-    private static func result(_ status: HTTPResponse.Status, item: JSONObject) -> JSONObject {
-        var result: JSONObject = [BatchWire.status: .int(Int64(status.code)), BatchWire.body: .object(item)]
-        if case .string(let version)? = item[SystemProperty.version] { result[BatchWire.etag] = .string(ETag.quote(version)) }
-        return result
     }
 }
