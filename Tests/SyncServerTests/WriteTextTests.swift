@@ -65,6 +65,14 @@ import Testing
         }
     }
 
+    @Test func aClosedStorageRefusesEveryStatement() async throws {
+        let storage = try await SQLiteTableStorage.open(.memory, logger: .quiet)
+        _ = try await storage.ensureColumns("t", scope: .shared, ["n": .integer])
+        try await storage.close()
+        await #expect(throws: ServerSQLiteError.self) { try await storage.ping() }
+        await #expect(throws: ServerSQLiteError.self) { _ = try await storage.row(table: "t", id: "a", scope: .shared) }
+    }
+
     @Test func theSameColumnsInAnotherTableWriteThatTable() async throws {
         try await withStorage { storage in
             _ = try await storage.ensureColumns("t", scope: .shared, ["n": .integer])

@@ -82,6 +82,7 @@ final class ServerSQLite {
     /// Installs the one-argument SQL function `name`, which returns `function`'s text for its
     /// argument's text (an SQL error when the argument is not text).
     func install(function name: String, _ function: @escaping (String) -> String) throws {
+        guard let handle else { throw ServerSQLiteError(code: SQLITE_MISUSE, message: "the connection is closed") }
         let box = Unmanaged.passRetained(FunctionBox(function)).toOpaque()
         let rc = sqlite_nio_sqlite3_create_function_v2(
             handle, name, 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, box,
@@ -110,6 +111,7 @@ final class ServerSQLite {
     /// The kept statement of `sql`, or a new one.
     private func statement(_ sql: String) throws -> OpaquePointer {
         if let statement = prepared.removeValue(forKey: sql) { return statement }
+        guard let handle else { throw ServerSQLiteError(code: SQLITE_MISUSE, message: "the connection is closed") }
         var statement: OpaquePointer?
         let rc = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, 0, &statement, nil)
         guard rc == SQLITE_OK, let statement else {
