@@ -4,7 +4,7 @@ public import SyncSQL
 public import SyncWire
 
 /// Tables in SQLite: vapor/sqlite-nio's SQLite (3.54, symbols prefixed, so it shares a process
-/// with SQLCipher) through ``ServerSQLite``. Every SQL string of this engine lives in the
+/// with SQLCipher) through `ServerSQLite`. Every SQL string of this engine lives in the
 /// `SQLiteTableStorage` files or comes from `SQLTranslator` in SQLite's dialect; identifiers go
 /// through `SQLIdentifier.quote`.
 ///

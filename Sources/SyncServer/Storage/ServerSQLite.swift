@@ -19,7 +19,7 @@ final class ServerSQLite {
     /// Where the database is (for errors).
     let path: String
 
-    /// How many statements ``prepared`` keeps at most (all are dropped together beyond it).
+    /// How many statements `prepared` keeps at most (all are dropped together beyond it).
     static let preparedLimit = 128
     /// Texts longer than this are prepared for one run (a batch's multi-row statements).
     static let preparedTextLimit = 4096
@@ -122,7 +122,7 @@ final class ServerSQLite {
     }
 
     /// Makes a statement ready to run again and keeps it (a short text), or finalizes it.
-    /// A statement is taken out of ``prepared`` while it runs, so a nested run of the same text
+    /// A statement is taken out of `prepared` while it runs, so a nested run of the same text
     /// prepares its own.
     private func finish(_ statement: OpaquePointer, _ sql: String) {
         sqlite_nio_sqlite3_reset(statement)
