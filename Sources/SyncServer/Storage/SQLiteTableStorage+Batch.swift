@@ -149,10 +149,10 @@ extension SQLiteTableStorage {
         }
         let table = SQLIdentifier.quote(schema.name)
         let ownerColumn = SQLIdentifier.quote(TableSchema.ownerColumn)
+        let columns = schema.columns.keys.sorted()
         if !updated.isEmpty {
             // Every column, the id too: a row the batch deleted and inserted again takes the
             // spelling of the insert's id (the key matches either, folding case).
-            let columns = schema.columns.keys.sorted()
             let key = (owner == nil ? "" : "\(ownerColumn) = ? AND ") + "\(SQLIdentifier.quote(SystemProperty.id)) = ?"
             let sql =
                 "UPDATE \(table) SET \(columns.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) WHERE \(key)"
@@ -164,7 +164,6 @@ extension SQLiteTableStorage {
             }
         }
         if !inserted.isEmpty {
-            let columns = schema.columns.keys.sorted()
             let names = (owner == nil ? [] : [ownerColumn]) + columns.map(SQLIdentifier.quote)
             let sql =
                 "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"

@@ -8,7 +8,7 @@ internal import VaporCSQLite
 ///
 /// Why not sqlite-nio's `SQLiteConnection`: it prepares every statement again and runs each on
 /// a thread pool, answering through an event loop: for a single write, the preparing was 9 % of
-/// the server's CPU and the three thread hops a good part of the rest (README, "Throughput").
+/// the server's CPU and the three thread hops a good part of the rest (README, "Performance").
 ///
 /// Not Sendable: ``SQLiteTableStorage`` owns it and calls it from its actor only, one statement
 /// at a time. A call holds its thread for the statement's time (a commit to a file: its sync).
@@ -16,19 +16,16 @@ final class ServerSQLite {
     private var handle: OpaquePointer?
     /// Prepared statements by SQL text, ready to run again (reset, bindings cleared).
     private var prepared: [String: OpaquePointer] = [:]
-    /// Where the database is (for errors).
-    let path: String
 
     /// How many statements `prepared` keeps at most (all are dropped together beyond it).
     static let preparedLimit = 128
-    /// Texts longer than this are prepared for one run (a batch's multi-row statements).
+    /// Texts longer than this are prepared for one run.
     static let preparedTextLimit = 4096
 
     /// Opens (or creates) the database at `path`, `":memory:"` for memory.
     ///
     /// - Throws: ``ServerSQLiteError`` when it cannot be opened.
     init(path: String) throws {
-        self.path = path
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
         let rc = sqlite_nio_sqlite3_open_v2(path, &db, flags, nil)
