@@ -9,7 +9,6 @@ import Synchronization
 import UnixSignals
 
 /// `sync-server`: the reference backend of the tables protocol.
-@main
 struct SyncServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync-server", abstract: "Runs the CipherSync reference sync server (Mobile Apps tables protocol, G2).")
