@@ -16,8 +16,8 @@ struct BatchRows {
     /// The rows known to the batch by id: a row's stored values by column name (the owner column
     /// left out), or `nil` for an id that has no row.
     var rows: [ColumnKey: [String: SQLValue]?] = [:]
-    /// The ids that had a row in the database when the batch read them.
-    var stored: Set<ColumnKey> = []
+    /// The ids that had a row in the database when the batch read them, each spelled as stored.
+    var stored: [ColumnKey: String] = [:]
     /// The ids the batch wrote, in the order of their first write.
     var changed: [ColumnKey] = []
     private var changedSet: Set<ColumnKey> = []
@@ -79,9 +79,9 @@ extension SQLiteTableStorage {
         if let known = batchRows?.rows[key] { return known }
         let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
         let statement = sql.statement(in: .sqlite)
-        let row = try connection.query(statement.sql, statement.arguments).named.first.map(Self.unowned)
+        let row = try storedRows(statement).first
         batchRows?.rows[key] = .some(row)
-        if row != nil { batchRows?.stored.insert(key) }
+        if case .text(let stored)? = row?[SystemProperty.id] { batchRows?.stored[key] = stored }
         return row
     }
 
@@ -115,28 +115,32 @@ extension SQLiteTableStorage {
             if let owner = scope.ownerCondition { conditions.insert(owner, at: 0) }
             let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: .joined(conditions, separator: " AND "))"
             let statement = sql.statement(in: .sqlite)
-            for row in try connection.query(statement.sql, statement.arguments).named {
-                let values = Self.unowned(row)
-                guard case .text(let id)? = values[SystemProperty.id] else { continue }
-                batch.rows[ColumnKey(id)] = .some(values)
-                batch.stored.insert(ColumnKey(id))
+            for row in try storedRows(statement) {
+                guard case .text(let id)? = row[SystemProperty.id] else { continue }
+                batch.rows[ColumnKey(id)] = .some(row)
+                batch.stored[ColumnKey(id)] = id
             }
         }
         batchRows = batch
     }
 
     /// Writes the rows the batch changed: one `DELETE` for those it removed, then each other row
-    /// by one of two statements kept prepared: an `UPDATE` of every column for a row the
-    /// database has, an `INSERT` for a new one.
+    /// by a statement kept prepared: an `UPDATE` of every column but the id for a row the database
+    /// has (the id too when the batch deleted it and inserted it again spelled otherwise), an
+    /// `INSERT` for a new one.
     private func writeBatchRows() throws {
         guard let batch = batchRows, !batch.changed.isEmpty, let schema = schemas[batch.table] else { return }
         let owner = batch.scope.owner
         var removed: [SQLFragment] = []
-        var updated: [[String: SQLValue]] = [], inserted: [[String: SQLValue]] = []
+        var updated: [[String: SQLValue]] = [], respelled: [[String: SQLValue]] = [], inserted: [[String: SQLValue]] = []
         for id in batch.changed {
             if case .some(.some(let row)) = batch.rows[id] {
-                if batch.stored.contains(id) { updated.append(row) } else { inserted.append(row) }
-            } else if batch.stored.contains(id) {
+                if let spelling = batch.stored[id] {
+                    if row[SystemProperty.id] == .text(spelling) { updated.append(row) } else { respelled.append(row) }
+                } else {
+                    inserted.append(row)
+                }
+            } else if batch.stored[id] != nil {
                 removed.append(.bind(.text(id.folded)))
             }
         }
@@ -150,14 +154,14 @@ extension SQLiteTableStorage {
         let table = SQLIdentifier.quote(schema.name)
         let ownerColumn = SQLIdentifier.quote(TableSchema.ownerColumn)
         let columns = schema.columns.keys.sorted()
-        if !updated.isEmpty {
-            // Every column, the id too: a row the batch deleted and inserted again takes the
-            // spelling of the insert's id (the key matches either, folding case).
+        // The id is set only where its spelling changes (a row the batch deleted and inserted again
+        // takes the insert's; the key matches either, folding case): setting it rewrites the
+        // row's key in the table's id index.
+        for (rows, set) in [(updated, columns.filter { $0 != SystemProperty.id }), (respelled, columns)] where !rows.isEmpty {
             let key = (owner == nil ? "" : "\(ownerColumn) = ? AND ") + "\(SQLIdentifier.quote(SystemProperty.id)) = ?"
-            let sql =
-                "UPDATE \(table) SET \(columns.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) WHERE \(key)"
-            for row in updated {
-                var arguments = columns.map { row[$0] ?? .null }
+            let sql = "UPDATE \(table) SET \(set.map { "\(SQLIdentifier.quote($0)) = ?" }.joined(separator: ", ")) WHERE \(key)"
+            for row in rows {
+                var arguments = set.map { row[$0] ?? .null }
                 if let owner { arguments.append(.text(owner)) }
                 arguments.append(row[SystemProperty.id] ?? .null)
                 try connection.run(sql, arguments)
@@ -175,10 +179,16 @@ extension SQLiteTableStorage {
         }
     }
 
-    /// A result row's values by column name, the owner column left out.
-    private static func unowned(_ row: [String: SQLValue]) -> [String: SQLValue] {
-        var values = row
-        values.removeValue(forKey: TableSchema.ownerColumn)
-        return values
+    /// The rows a statement returns, each as its values by column name, the owner column left out.
+    private func storedRows(_ statement: SQLStatement) throws -> [[String: SQLValue]] {
+        var rows: [[String: SQLValue]] = []
+        var names: [String] = []
+        try connection.run(statement.sql, statement.arguments) { row in
+            if names.isEmpty { names = row.columnNames }
+            var values = [String: SQLValue](minimumCapacity: names.count)
+            for (index, name) in names.enumerated() where name != TableSchema.ownerColumn { values[name] = row.value(at: index) }
+            rows.append(values)
+        }
+        return rows
     }
 }

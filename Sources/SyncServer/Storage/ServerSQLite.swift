@@ -201,11 +201,6 @@ struct ResultRows {
         guard let row = rows.first, let index = columns.firstIndex(of: column) else { return nil }
         return row[index]
     }
-
-    /// Each row's values by column name.
-    var named: [[String: SQLValue]] {
-        rows.map { row in Dictionary(zip(columns, row)) { first, _ in first } }
-    }
 }
 
 /// A failure of the embedded store's SQLite: its result code and message (never bound values).
