@@ -74,6 +74,13 @@ struct SyncServerCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
     }
 
+    /// Whether Swift concurrency's jobs should run on the event loops: not when every commit
+    /// waits for a file's sync (see `main.swift`).
+    var tasksRunOnEventLoops: Bool {
+        if case .sqlite? = try? parsedDatabase() { return false }
+        return true
+    }
+
     func parsedDatabase() throws -> ServerConfiguration.Database {
         let isPostgres = database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
         if !isPostgres, databasePasswordFile != nil { throw ValidationError("--database-password-file needs a postgres:// --database") }
