@@ -189,7 +189,7 @@ struct RequestTarget: Sendable {
         var headers = HTTPHeaders()
         headers.reserveCapacity(request.headers.count + 3)
         for (name, value) in request.headers { headers.replaceOrAdd(name: name, value: value) }
-        let hostName = self.host.contains(":") ? "[\(self.host)]" : self.host
+        let hostName = self.host.utf8.contains(UInt8(ascii: ":")) ? "[\(self.host)]" : self.host
         headers.replaceOrAdd(name: "Host", value: port == defaultPort ? hostName : "\(hostName):\(port)")
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         body = request.body

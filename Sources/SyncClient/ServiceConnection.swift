@@ -42,6 +42,19 @@ struct ServiceConnection: Sendable {
     let installationID: String
     /// The `X-ZUMO-AUTH` token for each request, asked for just before it is sent.
     let authenticationToken: MobileServiceClient.TokenProvider?
+    /// The service URL's parts, its path without a trailing `/`, parsed once: `nil` when it cannot
+    /// be parsed (every request then fails with ``SyncError/invalidURL``).
+    private let base: URLComponents?
+
+    init(baseURL: URL, transport: any SyncTransport, installationID: String, authenticationToken: MobileServiceClient.TokenProvider?) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.installationID = installationID
+        self.authenticationToken = authenticationToken
+        var base = URLComponents(url: baseURL, resolvingAgainstBaseURL: true)
+        while base?.percentEncodedPath.hasSuffix("/") == true { base?.percentEncodedPath.removeLast() }
+        self.base = base
+    }
 
     // MARK: building requests
 
@@ -52,11 +65,8 @@ struct ServiceConnection: Sendable {
 
     /// The URL of a path under the service URL, each segment encoded, with query items.
     func url(_ segments: [String], query: [(String, String)] = []) throws -> URL {
-        guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true) else {
-            throw SyncError(.invalidURL, reason: "The service URL cannot be parsed.")
-        }
+        guard var components = base else { throw SyncError(.invalidURL, reason: "The service URL cannot be parsed.") }
         var path = components.percentEncodedPath
-        while path.hasSuffix("/") { path.removeLast() }
         for segment in segments { path += "/" + Self.encodePathSegment(segment) }
         components.percentEncodedPath = path
         components.percentEncodedQuery =
