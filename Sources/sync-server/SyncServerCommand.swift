@@ -75,11 +75,9 @@ struct SyncServerCommand: AsyncParsableCommand {
     }
 
     /// Whether Swift concurrency's jobs should run on the event loops: not when every commit
-    /// waits for a file's sync (see `main.swift`).
-    var tasksRunOnEventLoops: Bool {
-        if case .sqlite? = try? parsedDatabase() { return false }
-        return true
-    }
+    /// waits for a file's sync (see `main.swift`). Read from the option's text alone (a
+    /// PostgreSQL password file is not read again).
+    var tasksRunOnEventLoops: Bool { !database.hasPrefix("sqlite:") }
 
     func parsedDatabase() throws -> ServerConfiguration.Database {
         let isPostgres = database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
