@@ -67,7 +67,7 @@ struct ServiceConnection: Sendable {
     func url(_ segments: [String], query: [(String, String)] = []) throws -> URL {
         guard var components = base else { throw SyncError(.invalidURL, reason: "The service URL cannot be parsed.") }
         var path = components.percentEncodedPath
-        for segment in segments { path += "/" + Self.encodePathSegment(segment) }
+        for segment in segments { path += "/" + PercentEncoding.encode(segment) }
         components.percentEncodedPath = path
         components.percentEncodedQuery =
             query.isEmpty
@@ -206,35 +206,5 @@ struct ServiceConnection: Sendable {
     static func rawText(of response: SyncResponse) -> String? {
         guard !response.body.isEmpty else { return nil }
         return String(decoding: response.body.prefix(65_536), as: UTF8.self)
-    }
-
-    // MARK: encoding helpers
-
-    /// Percent-encodes a path segment (UTF-8, `%` and two upper-case hex digits per byte),
-    /// leaving only unreserved characters (RFC 3986: letters, digits, `-._~`); a segment of
-    /// unreserved characters only (an ordinary table name or GUID) comes back as it is.
-    static func encodePathSegment(_ text: String) -> String {
-        let bytes = text.utf8
-        if bytes.allSatisfy(isUnreserved) { return text }
-        let hex = Array("0123456789ABCDEF".utf8)
-        var encoded: [UInt8] = []
-        encoded.reserveCapacity(bytes.count * 3)
-        for byte in bytes {
-            if isUnreserved(byte) {
-                encoded.append(byte)
-            } else {
-                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: encoded, as: UTF8.self)
-    }
-
-    /// Whether `byte` is an unreserved character of RFC 3986 (a letter, a digit, `-._~`).
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
-        default: false
-        }
     }
 }

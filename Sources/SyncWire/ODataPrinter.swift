@@ -68,8 +68,7 @@ public enum ODataQuery {
 
     /// Percent-encodes a query name or value (everything but unreserved characters).
     public static func encode(_ text: String) -> String {
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~$")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        PercentEncoding.encode(text, keeping: UInt8(ascii: "$"))
     }
 
     /// `name=value&…`, percent-encoded.
