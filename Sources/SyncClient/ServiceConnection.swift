@@ -100,17 +100,28 @@ struct ServiceConnection: Sendable {
         features: Set<Feature>
     ) throws -> SyncRequest {
         let data = try body.map { object -> Data in try Self.encoded { try JSONCoding.encode(object) } }
-        return request(method, url: url, data: data, ifMatch: version, features: features)
+        return try request(method, url: url, data: data, ifMatch: version, features: features)
     }
 
     /// A complete request whose body is JSON text already.
+    /// - Throws: ``SyncError/invalidItem`` for a version no header can carry (a control character
+    ///   such as CR or LF, which a server's item may hold): nothing is sent.
     func request(
         _ method: SyncRequest.Method, url: URL, data: Data?, ifMatch version: String? = nil, features: Set<Feature>
-    ) -> SyncRequest {
+    ) throws -> SyncRequest {
         var headers = headers(features: features, hasBody: data != nil)
-        if let version { headers[WireHeader.ifMatch] = ETag.quote(version) }
+        if let version {
+            guard !version.utf8.contains(where: Self.isControl) else {
+                throw SyncError(.invalidItem, reason: "The item's version cannot be sent in an If-Match header.")
+            }
+            headers[WireHeader.ifMatch] = ETag.quote(version)
+        }
         return SyncRequest(method: method, url: url, headers: headers, body: data)
     }
+
+    /// Whether a byte is a control character, which a header field's value cannot hold (RFC 9110
+    /// allows the tab, which a version never needs).
+    private static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// The JSON text `encode` writes; its failure as ``SyncError/invalidItem``.
     static func encoded(_ encode: () throws -> Data) throws -> Data {

@@ -144,7 +144,7 @@ extension SyncContext {
             return body.data
         }
         let url = try connection.url(["batch", group.first?.record.table ?? ""])
-        return connection.request(.post, url: url, data: body, features: [.untypedTable, .offline])
+        return try connection.request(.post, url: url, data: body, features: [.untypedTable, .offline])
     }
 
     /// Each result of a batch answer as the response its own request would have had (status,

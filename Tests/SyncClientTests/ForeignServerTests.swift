@@ -74,4 +74,29 @@ import Testing
             #expect(try await f.store.read { try $0.columns(of: "todo") }?.keys.contains("deleted") == false)
         }
     }
+
+    /// A server's version no header can carry (CR LF in it, a header of its own after them): the
+    /// update that would send it in `If-Match` fails on its own, nothing is sent for it, the
+    /// local edit stays queued, and the push goes on with the next operation (before, the version
+    /// went into the header as it was).
+    @Test(arguments: StoreKind.allCases)
+    func aVersionNoHeaderCanCarryFailsItsOperationAndThePushGoesOn(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            let hostile = "v1\r\nX-Injected: yes"
+            try await f.store.upsert(table: "todo", items: [todo("a", "before", version: hostile)])
+            try await f.table().update(todo("a", "my edit", version: hostile))
+            try await f.table().insert(todo("b", "next"))
+            f.transport.enqueueEcho()
+            let error = try await #require(throws: SyncError.self) { try await f.context.push() }
+            #expect(error == .pushCompletedWithErrors)
+            #expect(f.transport.requests.map(\.line) == ["POST /app/tables/todo"], "only b was sent")
+            let failure = try #require(error.operationErrors.first)
+            #expect(failure.itemId == "a")
+            #expect(failure.statusCode == nil)
+            #expect(failure.message.contains("If-Match"))
+            #expect(try await f.operations().map(\.itemId) == ["a"])
+            #expect(try await f.row("a")?["text"] == "my edit", "the edit is not lost")
+            #expect(try await f.row("b")?["version"] == "1")
+        }
+    }
 }
