@@ -161,7 +161,8 @@ struct ServiceConnection: Sendable {
     }
 
     /// The request with the app's current authentication token, when the client has a provider.
-    /// - Throws: ``SyncError/authenticationRequired`` when the provider throws (nothing is sent).
+    /// - Throws: ``SyncError/authenticationRequired`` when the provider throws or gives a token
+    ///   no header can carry (nothing is sent).
     func authorized(_ request: SyncRequest) async throws -> SyncRequest {
         guard let authenticationToken else { return request }
         var request = request
@@ -172,7 +173,13 @@ struct ServiceConnection: Sendable {
             // The app could not produce a token: as good as a 401, nothing is sent.
             throw SyncError(.authenticationRequired, reason: "No authentication token.", underlying: error)
         }
-        if let token { request.headers[WireHeader.auth] = token }
+        if let token {
+            // A control character (CR LF) cannot be sent in a header: as good as no token.
+            guard !token.utf8.contains(where: Self.isControl) else {
+                throw SyncError(.authenticationRequired, reason: "The authentication token cannot be sent in a header.")
+            }
+            request.headers[WireHeader.auth] = token
+        }
         return request
     }
 

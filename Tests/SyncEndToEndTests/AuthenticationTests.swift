@@ -38,7 +38,8 @@ import Testing
             }
             let queued = try await queue()
 
-            for token in [nil, "not-" + secret, secret + "x"] {
+            // The last: the right token, then CR LF and a header of its own (nothing is sent).
+            for token in [nil, "not-" + secret, secret + "x", secret + "\r\nX-ZUMO-AUTH: " + secret] {
                 session.token = token
                 await #expect(throws: SyncError.pushAbortedByAuthentication) { try await context.push() }
                 #expect(try await queue() == queued, "the operation stays queued, untouched")
