@@ -147,13 +147,8 @@ import Testing
 
     @Test func anUnreachableServerAbortsThePushAndKeepsTheQueue() async throws {
         let (test, store) = try await TestStore.make(.encrypted)
-        // A port nothing listens on: the start of a server we stop at once.
-        var logger = Logger(label: "e2e")
-        logger.logLevel = .critical
-        let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
-        let url = server.url
-        await server.stop()
-        let context = SyncContext(client: MobileServiceClient(url: url), store: store)
+        let nobody = try RefusingPort()
+        let context = SyncContext(client: MobileServiceClient(url: nobody.url()), store: store)
         let table = try context.syncTable("todo")
         _ = try await table.insert(["text": "queued"])
         do {
@@ -164,6 +159,7 @@ import Testing
         }
         #expect(try await context.pendingOperationsCount == 1)
         #expect(try await context.operationErrors().isEmpty)
+        extendLifetime(nobody)
         await store.close()
         test.directory.remove()
     }

@@ -168,11 +168,12 @@ import Testing
     }
 
     @Test func failuresAreTheURLErrorsURLSessionReports() async throws {
-        // Nobody listens any more.
-        let gone = try await ScriptedHTTPServer.start(.complete)
-        try await gone.stop()
-        let refused = await #expect(throws: URLError.self) { try await HTTPSyncTransport().openStream(Self.request(gone)) }
+        // Nobody listens.
+        let nobody = try RefusingPort()
+        let toNobody = SyncRequest(method: .get, url: nobody.url("/changes?tables=todo"), headers: ["Accept": "text/event-stream"])
+        let refused = await #expect(throws: URLError.self) { try await HTTPSyncTransport().openStream(toNobody) }
         #expect(refused?.code == .cannotConnectToHost)
+        extendLifetime(nobody)
 
         // Silence longer than the timeout, before the head and between two pieces. A second: a
         // busy machine can take a few tenths of one to answer the head of the stalled server.

@@ -306,11 +306,12 @@ import Testing
     }
 
     @Test func failuresAreTheURLErrorsURLSessionReports() async throws {
-        // Nobody listens any more.
-        let gone = try await ScriptedHTTPServer.start(.complete)
-        try await gone.stop()
-        let refused = await #expect(throws: URLError.self) { try await HTTPSyncTransport().send(Self.request(gone)) }
+        // Nobody listens.
+        let nobody = try RefusingPort()
+        let toNobody = SyncRequest(method: .get, url: nobody.url("/tables/todo"), headers: ["Accept": "application/json"])
+        let refused = await #expect(throws: URLError.self) { try await HTTPSyncTransport().send(toNobody) }
         #expect(refused?.code == .cannotConnectToHost)
+        extendLifetime(nobody)
 
         // A name that does not resolve (.invalid never does).
         let nowhere = SyncRequest(method: .get, url: URL(string: "http://nowhere.invalid:8080/tables/todo")!)

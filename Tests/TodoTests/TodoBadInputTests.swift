@@ -88,7 +88,7 @@ import Testing
         let (device, id) = try await deviceWithAnItem()
         defer { device.directory.remove() }
         let closed = try RefusingPort()
-        let server = URL(string: "http://127.0.0.1:\(closed.port)")
+        let server = closed.url()
         let items = try await device.items()
         for command in ["sync", "push", "pull"] {
             let result = try await device.run([command], server: server)
@@ -102,6 +102,7 @@ import Testing
         try await device.succeed(["complete", id], server: server)
         #expect(try await device.pending() == (1, 0))
         #expect(try await device.items().first?["complete"] == true)
+        extendLifetime(closed)
     }
 
     @Test func aServerAnswering500IsAFailureAndKeepsTheQueue() async throws {
@@ -162,33 +163,4 @@ struct BrokenStorage: TableStorage {
     }
     func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult { throw Failure() }
     func close() async throws {}
-}
-
-/// A loopback port that refuses connections for as long as the value lives: bound (so nobody
-/// else can listen there) but not listening.
-final class RefusingPort {
-    let port: Int
-    private let descriptor: Int32
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw POSIXError(.EADDRNOTAVAIL)
-        }
-        self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { close(descriptor) }
 }

@@ -30,15 +30,18 @@ import Testing
         #expect(try await b.state() == [milk: false, bread: false])
 
         // The server goes away: local commands keep working, sync says so and exits 5 (offline).
+        // (Its freed port could be handed to another test's server: a port that refuses instead.)
         #expect(server.stop().status == 0)
+        let nobody = try RefusingPort()
         try await a.succeed(["complete", String(milkID.prefix(8))])
         _ = try await a.add(rain)
-        let offline = try await a.run(["sync"], server: server.url)
+        let offline = try await a.run(["sync"], server: nobody.url())
         #expect(offline.exitCode == 5, "\(offline)")
         #expect(offline.errorLines == ["todo: offline, 2 changes queued"])
         #expect(try await a.pending() == (2, 0))
         try await b.succeed(["delete", breadID])
-        #expect(try await b.run(["push"], server: server.url).exitCode == 5)
+        #expect(try await b.run(["push"], server: nobody.url()).exitCode == 5)
+        extendLifetime(nobody)
 
         // Restarted on the same database (and a new port), both devices converge.
         server = try ServerProcess(database: database)
