@@ -74,7 +74,10 @@ struct ServerSentEventParser {
         case "data":
             event.data += hasData ? "\n" + value : String(value)
             hasData = true
-        case "id" where !value.contains("\0"): lastEventID = String(value)
+        // An id with NUL is ignored, as the standard says, and one with any other control
+        // character too: the id goes back in a `Last-Event-ID` header, which cannot carry one
+        // (every reconnection would fail as it was written).
+        case "id" where ServiceConnection.fitsInAHeader(value): lastEventID = String(value)
         case "retry": if let milliseconds = Int(value), milliseconds >= 0 { retry = milliseconds }
         default: break
         }

@@ -105,13 +105,15 @@ struct ServiceConnection: Sendable {
 
     /// A complete request whose body is JSON text already.
     /// - Throws: ``SyncError/invalidItem`` for a version no header can carry (a control character
-    ///   such as CR or LF, which a server's item may hold): nothing is sent.
+    ///   such as CR or LF, which a server's item may hold), ``SyncError/invalidSetting`` for such
+    ///   an installation id: nothing is sent.
     func request(
         _ method: SyncRequest.Method, url: URL, data: Data?, ifMatch version: String? = nil, features: Set<Feature>
     ) throws -> SyncRequest {
+        try checkInstallationID()
         var headers = headers(features: features, hasBody: data != nil)
         if let version {
-            guard !version.utf8.contains(where: Self.isControl) else {
+            guard Self.fitsInAHeader(version) else {
                 throw SyncError(.invalidItem, reason: "The item's version cannot be sent in an If-Match header.")
             }
             headers[WireHeader.ifMatch] = ETag.quote(version)
@@ -119,9 +121,20 @@ struct ServiceConnection: Sendable {
         return SyncRequest(method: method, url: url, headers: headers, body: data)
     }
 
-    /// Whether a byte is a control character, which a header field's value cannot hold (RFC 9110
-    /// allows the tab, which a version never needs).
-    private static func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
+    /// Fails when the installation id holds a control character (CR, LF), which no header can
+    /// carry: every request would fail as it was written.
+    /// - Throws: ``SyncError/invalidSetting``.
+    func checkInstallationID() throws {
+        guard Self.fitsInAHeader(installationID) else {
+            throw SyncError(.invalidSetting, reason: "The installation id cannot be sent in a header.")
+        }
+    }
+
+    /// Whether a header field's value can hold `text`: no control character (RFC 9110 allows the
+    /// tab, which none of ours needs; NIO refuses every other one as the request is written).
+    static func fitsInAHeader(_ text: some StringProtocol) -> Bool {
+        !text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+    }
 
     /// The JSON text `encode` writes; its failure as ``SyncError/invalidItem``.
     static func encoded(_ encode: () throws -> Data) throws -> Data {
@@ -175,7 +188,7 @@ struct ServiceConnection: Sendable {
         }
         if let token {
             // A control character (CR LF) cannot be sent in a header: as good as no token.
-            guard !token.utf8.contains(where: Self.isControl) else {
+            guard Self.fitsInAHeader(token) else {
                 throw SyncError(.authenticationRequired, reason: "The authentication token cannot be sent in a header.")
             }
             request.headers[WireHeader.auth] = token

@@ -33,11 +33,13 @@ extension SyncContext {
     ///   - options: delays, backoff, fallback interval, page size.
     /// - Returns: the running live sync; ``LiveSync/stop()`` ends it.
     /// - Throws: ``SyncError/invalidTableName`` for an invalid or missing table name,
-    ///   ``SyncError/invalidQueryID`` or ``SyncError/invalidPullQuery`` for a table's query.
+    ///   ``SyncError/invalidQueryID`` or ``SyncError/invalidPullQuery`` for a table's query,
+    ///   ``SyncError/invalidSetting`` for an installation id no header can carry.
     public nonisolated func startLiveSync(_ tables: [LiveSyncTable], options: LiveSyncOptions = LiveSyncOptions()) throws -> LiveSync {
         guard !tables.isEmpty, tables.allSatisfy({ TableName.isValid($0.name) }) else {
             throw SyncError(.invalidTableName, reason: "Live sync needs valid table names.")
         }
+        try connection.checkInstallationID()
         for table in tables { try PullValidation.check(table.query, queryId: table.queryId) }
         let (events, emit) = AsyncStream<LiveSyncEvent>.makeStream(bufferingPolicy: .unbounded)
         let runner = LiveSyncRunner(context: self, tables: tables, options: options, emit: emit)

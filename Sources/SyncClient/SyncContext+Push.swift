@@ -20,7 +20,8 @@ extension SyncContext {
     ///   ``SyncError/pushAbortedByAuthentication``, ``SyncError/pushAbortedByLocalStore`` or
     ///   ``SyncError/pushCancelled`` when it stopped early (with the errors recorded so far), or
     ///   when its task was cancelled while it waited for a running push, pull or purge (then
-    ///   nothing was read or sent).
+    ///   nothing was read or sent); ``SyncError/invalidSetting`` when the client's installation
+    ///   id cannot be sent in a header (a control character: nothing is read or sent).
     public func push() async throws {
         try await exclusive(cancelled: SyncError(.pushCancelled, reason: "The push was cancelled.")) { run in
             try await runPush(run)
@@ -40,6 +41,7 @@ extension SyncContext {
     /// (``ServiceConnection/runExecutor``): each request is written, answered and its task resumed
     /// on one thread.
     func runPush(_ run: RunHandle) async throws {
+        try connection.checkInstallationID()
         try await run.preferring(connection.runExecutor) { try await pushQueue(run) }
     }
 

@@ -148,4 +148,23 @@ import Testing
             #expect(try await f.operations().map(\.itemId) == ["a"])
         }
     }
+
+    /// An installation id no header can carry (CR LF, a header of its own after them): every
+    /// request would fail as it is written (NIO refuses such a header), so each call that would
+    /// send one is refused before it reads or sends anything, as a setting of the app's.
+    @Test(arguments: StoreKind.allCases)
+    func anInstallationIDNoHeaderCanCarryIsRefusedBeforeAnythingIsSent(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            try await Self.seed(f)
+            let before = try await Self.snapshot(f)
+            let client = MobileServiceClient(url: ClientFixture.serverURL, transport: f.transport, installationID: "install-1\r\nX-Injected: yes")
+            let context = SyncContext(client: client, store: f.store)
+            await #expect(throws: SyncError.invalidSetting) { try await context.push() }
+            await #expect(throws: SyncError.invalidSetting) { try await context.syncTable("todo").pull() }
+            await #expect(throws: SyncError.invalidSetting) { try await client.table("todo").lookup(id: "seed") }
+            #expect(throws: SyncError.invalidSetting) { try context.startLiveSync([LiveSyncTable("todo")]) }
+            #expect(f.transport.requests.isEmpty)
+            try await Self.assertUnchanged(f, before)
+        }
+    }
 }
