@@ -159,7 +159,7 @@ let package = Package(
             dependencies: [
                 "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
             ]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncWire", "SyncTestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncSQLite", "SyncWire", "SyncTestSupport"]),
         .testTarget(
             name: "SyncEndToEndTests",
             dependencies: [

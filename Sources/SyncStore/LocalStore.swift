@@ -171,11 +171,24 @@ public protocol LocalStore: Sendable {
     /// (see ``StoreChanges``); `nil` when the store cannot tell, and then the sync engine records
     /// the changes it makes itself (writes that bypass it are not seen).
     var changes: StoreChanges? { get }
+
+    /// A hint from the sync engine: a push of about `operations` queued operations starts, and
+    /// ``didPush()`` follows when it ends. A store may size its caches for the push's working set
+    /// (the operations and the rows they name) meanwhile.
+    func willPush(operations: Int) async
+    /// The push announced by ``willPush(operations:)`` ended, however it ended.
+    func didPush() async
 }
 
 extension LocalStore {
     /// A store publishes no changes unless it says otherwise.
     public var changes: StoreChanges? { nil }
+
+    /// A store takes no hint unless it says otherwise.
+    public func willPush(operations: Int) async {}
+
+    /// A store takes no hint unless it says otherwise.
+    public func didPush() async {}
 
     /// Runs a query on a user table.
     public func read(_ query: QueryDescription) async throws -> QueryResult {

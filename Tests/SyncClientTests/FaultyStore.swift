@@ -1,5 +1,6 @@
 import Foundation
 import SyncSQL
+import SyncSQLite
 import SyncStore
 import SyncWire
 import Synchronization
@@ -21,6 +22,15 @@ final class FaultyStore: LocalStore {
     let inner: SQLiteStore
     private let faults = Mutex<Set<Fault>>([])
     private let counts = Mutex((reads: 0, writes: 0))
+    private let hintLog = Mutex<[PushHint]>([])
+
+    /// A push hint the spy passed on, with the store's page cache setting after it.
+    struct PushHint: Hashable, Sendable {
+        /// The operations `willPush` announced; `nil` for `didPush`.
+        let operations: Int?
+        /// The store's `PRAGMA cache_size` once the hint was taken.
+        let cacheSize: Int64?
+    }
 
     init(_ inner: SQLiteStore) { self.inner = inner }
 
@@ -31,6 +41,21 @@ final class FaultyStore: LocalStore {
     }
 
     func has(_ fault: Fault) -> Bool { faults.withLock { $0.contains(fault) } }
+
+    /// The push hints passed on so far, in order.
+    var hints: [PushHint] { hintLog.withLock { $0 } }
+
+    func willPush(operations: Int) async {
+        await inner.willPush(operations: operations)
+        let cacheSize = try? await inner.withConnection { try $0.scalar("PRAGMA cache_size")?.integerValue }
+        hintLog.withLock { $0.append(PushHint(operations: operations, cacheSize: cacheSize)) }
+    }
+
+    func didPush() async {
+        await inner.didPush()
+        let cacheSize = try? await inner.withConnection { try $0.scalar("PRAGMA cache_size")?.integerValue }
+        hintLog.withLock { $0.append(PushHint(operations: nil, cacheSize: cacheSize)) }
+    }
 
     /// The read and write transactions asked for so far (failed ones included).
     var transactions: (reads: Int, writes: Int) { counts.withLock { $0 } }
