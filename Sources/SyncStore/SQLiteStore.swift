@@ -129,6 +129,9 @@ public actor SQLiteStore: LocalStore {
     /// ``pushCacheBytesPerOperation`` per operation (at most ``pushCacheBytesLimit``), when that
     /// is more than the cache already has; ``didPush()`` puts it back. A larger cache all the time
     /// would cost memory and slows the pull (measured), so it lasts the push only.
+    ///
+    /// `async` like the requirement: a synchronous method would lose to `LocalStore`'s default
+    /// (which does nothing) wherever an `async` caller names the store by its own type.
     public func willPush(operations: Int) async {
         pushes += 1
         guard let connection = resources.connection, let current = try? connection.scalar("PRAGMA cache_size")?.integerValue
