@@ -188,6 +188,9 @@ extension [BenchRecord] {
             }
             if let cpu = record.serverCPUSeconds, record.items > 0 {
                 notes.append(String(format: "server CPU %.0f µs/", cpu * 1e6 / Double(record.items)) + noun)
+                // The server's code is the same whatever client is measured: the ratio stands
+                // still when the machine's speed swings between runs, the two figures do not.
+                if let client = record.clientCPUSeconds, cpu > 0 { notes.append(String(format: "client/server CPU %.2f×", client / cpu)) }
             }
             if let megabytes = record.megabytes, let excluding = record.rateExcludingKeyDerivation {
                 notes.append(String(format: "%.0f MB; %.1f MB/s without the one key derivation", megabytes, excluding))
