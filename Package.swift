@@ -134,7 +134,9 @@ let package = Package(
             ]),
 
         // MARK: Test support (not a product)
-        .target(name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient"], path: "Tests/SyncTestSupport"),
+        .target(
+            name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient", "SyncSQL", "SyncSQLite"],
+            path: "Tests/SyncTestSupport"),
 
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncSQL", "SyncTestSupport"]),
@@ -159,7 +161,7 @@ let package = Package(
             dependencies: [
                 "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
             ]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncSQLite", "SyncWire", "SyncTestSupport"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncWire", "SyncTestSupport"]),
         .testTarget(
             name: "SyncEndToEndTests",
             dependencies: [

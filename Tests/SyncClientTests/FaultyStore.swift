@@ -1,7 +1,7 @@
 import Foundation
 import SyncSQL
-import SyncSQLite
 import SyncStore
+import SyncTestSupport
 import SyncWire
 import Synchronization
 
@@ -47,13 +47,13 @@ final class FaultyStore: LocalStore {
 
     func willPush(operations: Int) async {
         await inner.willPush(operations: operations)
-        let cacheSize = try? await inner.withConnection { try $0.scalar("PRAGMA cache_size")?.integerValue }
+        let cacheSize = try? await inner.pageCacheSetting()
         hintLog.withLock { $0.append(PushHint(operations: operations, cacheSize: cacheSize)) }
     }
 
     func didPush() async {
         await inner.didPush()
-        let cacheSize = try? await inner.withConnection { try $0.scalar("PRAGMA cache_size")?.integerValue }
+        let cacheSize = try? await inner.pageCacheSetting()
         hintLog.withLock { $0.append(PushHint(operations: nil, cacheSize: cacheSize)) }
     }
 

@@ -1,7 +1,5 @@
 import Foundation
 import SyncClient
-import SyncSQL
-import SyncSQLite
 import SyncStore
 import SyncTestSupport
 import SyncWire
@@ -10,11 +8,6 @@ import Testing
 /// A push tells its store how many operations it starts with and that it ended (the store's push
 /// hint), however it ends; the SQLite store holds a larger page cache in between.
 @Suite struct PushHintTests {
-    /// The store's page cache setting while nothing is pushed.
-    private static func cacheSize(_ f: ClientFixture) async throws -> Int64? {
-        try await f.store.withConnection { try $0.scalar("PRAGMA cache_size")?.integerValue }
-    }
-
     @Test(arguments: StoreKind.allCases)
     func aLargePushHoldsALargerCacheUntilItEnds(kind: StoreKind) async throws {
         try await withClient(kind, spied: true) { f in
@@ -25,7 +18,7 @@ import Testing
                 try writer.upsert(table: "todo", items: ids.map { todo($0, "text of \($0)") }, ignoreMissingColumns: false)
                 for id in ids { _ = try writer.addOperation(kind: .insert, table: "todo", itemId: id, item: nil) }
             }
-            let before = try #require(try await Self.cacheSize(f))
+            let before = try #require(try await f.store.pageCacheSetting())
             await f.context.setPushBatching(.automatic)
             BatchPushTests.enqueueCapabilities(f, most: 1_000)
             for _ in 0..<50 { BatchPushTests.enqueueBatch(f) }
@@ -35,7 +28,7 @@ import Testing
             let raised = -Int64(count * SQLiteStore.pushCacheBytesPerOperation / 1024)
             #expect(raised < before, "the push's working set is larger than the default cache")
             #expect(spy.hints == [.init(operations: count, cacheSize: raised), .init(operations: nil, cacheSize: before)])
-            #expect(try await Self.cacheSize(f) == before)
+            #expect(try await f.store.pageCacheSetting() == before)
         }
     }
 
@@ -44,7 +37,7 @@ import Testing
         try await withClient(kind, spied: true) { f in
             let spy = try #require(f.spy)
             for id in ["a", "b", "c"] { try await f.table().insert(todo(id, "mine \(id)")) }
-            let before = try #require(try await Self.cacheSize(f))
+            let before = try #require(try await f.store.pageCacheSetting())
             f.transport.enqueueNetworkError()
             let error = await #expect(throws: SyncError.self) { try await f.context.push() }
             #expect(error == .pushAbortedByNetwork)

@@ -1,5 +1,7 @@
 public import Foundation
 public import SyncKeys
+import SyncSQL
+import SyncSQLite
 public import SyncStore
 
 /// The two flavours of the one store: every store behaviour is tested on both.
@@ -54,5 +56,13 @@ extension SecretBytes {
         let alphabet = Array("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789".utf8)
         var generator = SystemRandomNumberGenerator()
         return SecretBytes((0..<24).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+    }
+}
+
+extension SQLiteStore {
+    /// The connection's `PRAGMA cache_size`: negative, a size in KiB; positive, a number of pages.
+    /// - Throws: `StoreError.closed` once the store is closed.
+    public func pageCacheSetting() throws -> Int64? {
+        try withConnection { try $0.scalar("PRAGMA cache_size")?.integerValue }
     }
 }
