@@ -15,6 +15,7 @@ extension SQLiteTableStorage {
     ///   JSON cannot hold; ``ServerSQLiteError``.
     public func selectPage(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> ItemPage {
         guard let schema = try scoped(query.table, scope) else { return ItemPage(bytes: Array("[]".utf8), count: 0) }
+        settleCommitGroup()
         let statement = try translator(schema, scope).select(query, extraFilter: extraFilter)
         var writer: JSONRowWriter?
         var kept: [Int] = [], types: [ColumnType?] = []

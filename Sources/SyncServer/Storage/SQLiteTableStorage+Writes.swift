@@ -180,7 +180,12 @@ extension SQLiteTableStorage {
         _ statement: SQLStatement, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let stored = try await alone { try rows(statement, schema).first }
+        let stored =
+            if joinsCommitGroup {
+                try await committing { try rows(statement, schema).first }
+            } else {
+                try await alone { try rows(statement, schema).first }
+            }
         await observer?.write(.finished, table: table, id: id)
         if let stored { return .written(stored) }
         return try await unmet()
@@ -193,6 +198,7 @@ extension SQLiteTableStorage {
 
     /// The row of the scope with `id`.
     private func current(_ schema: TableSchema, id: String, scope: RowScope) throws -> JSONObject? {
+        settleCommitGroup()
         let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
         return try rows(sql.statement(in: .sqlite), schema).first
     }

@@ -9,7 +9,8 @@ public import SyncWire
 /// through `SQLIdentifier.quote`.
 ///
 /// How it keeps the ``TableStorage`` contract:
-/// - **Write order.** A write is one statement, its own transaction, and takes its `updatedAt`
+/// - **Write order.** A write is one statement (in memory its own transaction; in a file, one of
+///   the writes of a ``CommitGroup``, acknowledged once that commits) and takes its `updatedAt`
 ///   itself: it calls the function `ciphersync_stamp(table)`, which returns
 ///   `max(now, last + 1 ms)` from the table's last stamp (``StampClock``, started from the
 ///   table's newest `updatedAt` when the file opens) and records it. SQLite runs one statement at
@@ -43,6 +44,10 @@ public actor SQLiteTableStorage: TableStorage {
     var batchRows: BatchRows?
     /// The SQL text of each shape of single write seen lately (see ``WriteShape``).
     var writeTexts: [WriteShape: String] = [:]
+    /// Whether single writes share commits (tables in a file; see ``CommitGroup``).
+    let groupsCommits: Bool
+    /// The transaction the single writes of a file run in until it commits, `nil` when none is open.
+    var commitGroup: CommitGroup?
     /// The storage whose batch transaction the current task runs in, if any.
     @TaskLocal static var transactionOwner: ObjectIdentifier?
 
@@ -87,6 +92,7 @@ public actor SQLiteTableStorage: TableStorage {
 
     private init(path: String, observer: (any WriteObserver)?) throws {
         connection = try ServerSQLite(path: path)
+        groupsCommits = path != ":memory:"
         clock = StampClock()
         self.observer = observer
     }
@@ -113,7 +119,7 @@ public actor SQLiteTableStorage: TableStorage {
 
     /// Reads every table's schema again, after a rolled-back batch undid the tables and columns it
     /// had created: the cached schemas must not name them.
-    private func rereadSchemas() throws {
+    func rereadSchemas() throws {
         var reread: [ColumnKey: TableSchema] = [:]
         for name in try tableNames() { reread[ColumnKey(name)] = try readSchema(name) }
         schemas = reread
@@ -155,12 +161,14 @@ public actor SQLiteTableStorage: TableStorage {
 
     public func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] {
         guard let schema = try scoped(query.table, scope) else { return [] }
+        settleCommitGroup()
         let statement = try translator(schema, scope).select(query, extraFilter: extraFilter)
         return try rows(statement, schema)
     }
 
     public func count(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> Int {
         guard let schema = try scoped(query.table, scope) else { return 0 }
+        settleCommitGroup()
         let statement = try translator(schema, scope).count(query, extraFilter: extraFilter)
         let rows = try connection.query(statement.sql, statement.arguments).rows
         return rows.first?.first?.integerValue.map(Int.init) ?? 0
@@ -169,12 +177,14 @@ public actor SQLiteTableStorage: TableStorage {
     public func row(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
         guard let schema = try scoped(table, scope) else { return nil }
         if batchRows(table, scope) != nil { return try batchRow(id, schema, scope).map { Self.item($0, schema) } }
+        settleCommitGroup()
         let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope))"
         return try rows(sql.statement(in: .sqlite), schema).first
     }
 
     public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await alone {
+            settleCommitGroup()
             do {
                 return try await transaction { try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() } }
             } catch {
@@ -185,6 +195,7 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     public func close() async throws {
+        settleCommitGroup()
         connection.close()
     }
 

@@ -49,6 +49,12 @@ final class ServerSQLite {
         handle = nil
     }
 
+    /// Whether no transaction is open (SQLite's autocommit mode): after a failed statement, `true`
+    /// when the engine rolled back the transaction it ran in.
+    var isAutocommit: Bool {
+        handle.map { sqlite_nio_sqlite3_get_autocommit($0) != 0 } ?? true
+    }
+
     /// Runs `sql` with `arguments` and returns its rows.
     func query(_ sql: String, _ arguments: [SQLValue] = []) throws -> ResultRows {
         var result = ResultRows(columns: [], rows: [])

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SyncServer
+import SyncTestSupport
 
 /// A storage engine the server tests run on. Every suite that exercises the protocol runs once
 /// per factory in ``all``; another engine joins them by adding its factory there.
@@ -19,8 +20,18 @@ struct StorageFactory: Sendable, CustomStringConvertible {
             remove: {})
     }
 
+    /// SQLite in a file (single writes share commits): a new file in a directory of its own per
+    /// call, removed with it.
+    static let sqliteFile = StorageFactory(description: "SQLite file", maximumInstances: 1) {
+        let directory = try TemporaryDirectory(prefix: "tables")
+        let path = directory.path("server.db")
+        return TestDatabase(
+            open: { observer in try await SQLiteTableStorage.open(.sqlite(path: path), logger: .quiet, observer: observer) },
+            remove: { directory.remove() })
+    }
+
     /// Every storage the server tests run on.
-    static let all: [StorageFactory] = [.sqlite, .postgres]
+    static let all: [StorageFactory] = [.sqlite, .sqliteFile, .postgres]
 
     /// The storage of suites that test the HTTP layer rather than the storage.
     static let `default` = StorageFactory.sqlite
