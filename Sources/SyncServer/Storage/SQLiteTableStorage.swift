@@ -10,7 +10,7 @@ public import SyncWire
 ///
 /// How it keeps the ``TableStorage`` contract:
 /// - **Write order.** A write is one statement (in memory its own transaction; in a file, one of
-///   the writes of a ``CommitGroup``, acknowledged once that commits) and takes its `updatedAt`
+///   the writes of a commit group, acknowledged once that commits) and takes its `updatedAt`
 ///   itself: it calls the function `ciphersync_stamp(table)`, which returns
 ///   `max(now, last + 1 ms)` from the table's last stamp (``StampClock``, started from the
 ///   table's newest `updatedAt` when the file opens) and records it. SQLite runs one statement at
@@ -44,7 +44,7 @@ public actor SQLiteTableStorage: TableStorage {
     var batchRows: BatchRows?
     /// The SQL text of each shape of single write seen lately (see ``WriteShape``).
     var writeTexts: [WriteShape: String] = [:]
-    /// Whether single writes share commits (tables in a file; see ``CommitGroup``).
+    /// Whether single writes share commits (tables in a file; see `CommitGroup`).
     let groupsCommits: Bool
     /// The transaction the single writes of a file run in until it commits, `nil` when none is open.
     var commitGroup: CommitGroup?
