@@ -11,18 +11,23 @@ import Testing
 /// transaction it ran in has committed, whatever the writes beside it do. Checked from outside,
 /// through a connection of its own to the same file, which sees committed rows only.
 @Suite(.timeLimit(.minutes(2))) struct CommitGroupTests {
-    /// The rows of `todo` another connection sees in the file.
-    static func committedCount(_ path: String) async throws -> Int {
+    /// The rows `sql` returns through a connection of its own to the file.
+    static func outside(_ path: String, _ sql: String) async throws -> [SQLiteRow] {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: .quiet)
         let rows: [SQLiteRow]
         do {
-            rows = try await connection.query(#"SELECT count(*) AS n FROM "todo""#, [])
+            rows = try await connection.query(sql, [])
         } catch {
             try? await connection.close()
             throw error
         }
         try await connection.close()
-        return rows.first?.column("n")?.integer ?? -1
+        return rows
+    }
+
+    /// The rows of `todo` another connection sees in the file.
+    static func committedCount(_ path: String) async throws -> Int {
+        try await outside(path, #"SELECT count(*) AS n FROM "todo""#).first?.column("n")?.integer ?? -1
     }
 
     /// Runs `body` with a storage over a new file whose table `todo` has `columns`, and the file's path.
@@ -68,6 +73,54 @@ import Testing
             #expect(try await Self.committedCount(path) == writers * each)
         }
     }
+
+    @Test func aWriteIsAcknowledgedOnlyWhenItsWholeGroupCommits() async throws {
+        try await Self.withFile(["text": .text, "n": .integer]) { storage, path in
+            // An insert of the text "boom" rolls back the whole transaction it runs in: the group
+            // fails, and every write that ran in it before must fail too, never be acknowledged.
+            _ = try await Self.outside(
+                path, #"CREATE TRIGGER "boom" BEFORE INSERT ON "todo" WHEN NEW."text" = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END"#)
+            var acknowledged: Set<String> = [], refused: Set<String> = []
+            var rounds = 0
+            // Rounds of five writes and a failing one at once, until a group held both (the
+            // invariant below is checked whatever happened).
+            for round in 1...50 where refused.isEmpty {
+                rounds = round
+                let outcomes = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+                    for index in 0..<5 {
+                        let id = "r\(round)-\(index)"
+                        group.addTask {
+                            let result: WriteResult
+                            do {
+                                result = try await storage.insert(table: "todo", scope: .shared, item: Self.item(id, index))
+                            } catch {
+                                return (id, false)
+                            }
+                            guard case .written = result else { throw UnexpectedResult(description: "\(id): \(result)") }
+                            return (id, true)
+                        }
+                    }
+                    group.addTask {
+                        let boom: JSONObject = [SystemProperty.id: .string("boom-\(round)"), "text": .string("boom")]
+                        let failed = (try? await storage.insert(table: "todo", scope: .shared, item: boom)) == nil
+                        return ("boom-\(round)", !failed)
+                    }
+                    return try await group.reduce(into: [(String, Bool)]()) { $0.append($1) }
+                }
+                for (id, written) in outcomes where id.hasPrefix("boom") { #expect(!written, "\(id) was acknowledged") }
+                for (id, written) in outcomes where !id.hasPrefix("boom") {
+                    if written { acknowledged.insert(id) } else { refused.insert(id) }
+                }
+            }
+            let stored = try await Self.outside(path, #"SELECT "id" FROM "todo""#).compactMap { $0.column("id")?.string }
+            #expect(
+                Set(stored) == acknowledged,
+                "refused, stored: \(refused.intersection(stored)); acknowledged, not stored: \(acknowledged.subtracting(stored))")
+            #expect(!refused.isEmpty, "in \(rounds) rounds no write shared a group with a failing one")
+        }
+    }
+
+    struct UnexpectedResult: Error, CustomStringConvertible { let description: String }
 
     @Test func aWriteWhoseStatementFailsLeavesNoGroupOpen() async throws {
         try await Self.withFile(["text": .text]) { storage, path in

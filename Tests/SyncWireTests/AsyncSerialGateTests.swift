@@ -167,4 +167,28 @@ import Testing
         }
         #expect(await counter.value == 210)
     }
+
+    /// The isolation the caller runs in (`#isolation` at the call site).
+    static func currentIsolation(_ isolation: isolated (any Actor)? = #isolation) -> (any Actor)? { isolation }
+
+    @Test func aBodyThatTouchesNothingOfTheActorStillRunsOnIt() async throws {
+        actor Owner {
+            let gate = AsyncSerialGate()
+            /// The isolation the body ran in: it captures nothing of the actor, sync and async.
+            func bodyIsolation(suspending: Bool) async throws -> (any Actor)? {
+                if suspending {
+                    return try await gate.withTurn {
+                        await Task.yield()
+                        return AsyncSerialGateTests.currentIsolation()
+                    }
+                }
+                return try await gate.withTurn { AsyncSerialGateTests.currentIsolation() }
+            }
+        }
+        let owner = Owner()
+        for suspending in [false, true] {
+            let isolation = try await owner.bodyIsolation(suspending: suspending)
+            #expect(isolation === owner, "suspending: \(suspending): the body ran on \(String(describing: isolation))")
+        }
+    }
 }

@@ -202,7 +202,8 @@ public actor SQLiteTableStorage: TableStorage {
     // MARK: helpers
 
     /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`; rolls back when it or the commit fails.
-    func transaction<T>(_ body: () async throws -> T) async throws -> T {
+    /// `body` runs on this actor, whatever it captures (``alone(_:)`` says why).
+    func transaction<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         try connection.run("BEGIN IMMEDIATE")
         do {
             let result = try await body()
@@ -216,7 +217,11 @@ public actor SQLiteTableStorage: TableStorage {
 
     /// Runs a write alone: inside this storage's batch transaction at once, otherwise in its turn
     /// of the write gate (after a running batch has committed).
-    func alone<T>(_ body: () async throws -> T) async throws -> T {
+    ///
+    /// `body` runs on this actor even when it touches none of its state (`{ try statement() }`):
+    /// a plain async closure that captures nothing isolated would run on the global executor, and
+    /// use the one connection beside the actor's other statements.
+    func alone<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         if Self.transactionOwner == ObjectIdentifier(self) { return try await body() }
         return try await writeGate.withTurn { try await body() }
     }

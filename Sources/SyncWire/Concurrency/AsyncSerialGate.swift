@@ -47,7 +47,9 @@ public final class AsyncSerialGate: Sendable {
 
     /// Waits for this task's turn, runs `body`, then gives the turn to the next task in line.
     ///
-    /// `body` runs on the caller's actor (`isolation`), so it may use the actor's state.
+    /// `body` runs on the caller's actor (`isolation`), so it may use the actor's state; it does
+    /// even when it touches nothing of the actor (`nonisolated(nonsending)`: a plain async closure
+    /// that captures nothing isolated would run on the global executor, beside the actor's work).
     /// - Parameters:
     ///   - isolation: the actor of the caller; leave the default.
     ///   - body: the work that runs alone.
@@ -55,7 +57,7 @@ public final class AsyncSerialGate: Sendable {
     /// - Throws: `CancellationError` when the task is cancelled before its turn (the body did not
     ///   run); otherwise what `body` throws.
     public func withTurn<T>(
-        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+        isolation: isolated (any Actor)? = #isolation, _ body: nonisolated(nonsending) () async throws -> T
     ) async throws -> T {
         try await enter()
         defer { leave() }
