@@ -322,7 +322,7 @@ extension SyncContext {
         if let abort { throw abort.with(operationErrors: errors) }
         guard !errors.isEmpty else { return }
         if let conflictHandler {
-            await conflictHandler.pushDidComplete(with: errors)
+            await Self.offTheLoop { await conflictHandler.pushDidComplete(with: errors) }
             do {
                 errors = try await read { try $0.operationErrors() }.map { TableOperationError($0, context: self) }
             } catch {
@@ -375,7 +375,7 @@ extension SyncContext {
         do {
             let result: JSONObject?
             if let conflictHandler {
-                result = try await conflictHandler.execute(operation)
+                result = try await Self.offTheLoop { try await conflictHandler.execute(operation) }
             } else {
                 result = try await operation.execute()
             }
@@ -388,6 +388,14 @@ extension SyncContext {
             if let abort = Self.pushAbort(for: error) { return .abort(abort) }
             return .failure(PushFailure(error: error, item: operation.item, response: operation.lastResponse))
         }
+    }
+
+    /// Runs the app's conflict handler on Swift's global pool, not on the event loop the push
+    /// prefers (``runPush(_:)``): a handler may compute or block for a while, and an event loop
+    /// that waits for it serves none of its connections meanwhile. The requests the handler sends
+    /// through ``PushOperation/execute()`` still prefer the loop of their connection.
+    static func offTheLoop<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+        try await withTaskExecutorPreference(globalConcurrentExecutor, operation: body)
     }
 
     /// The abort an error stops the whole push with (no network, a 401, a cancellation, the local

@@ -1,8 +1,14 @@
 #if os(Linux)
 import Foundation
+import Logging
 import NIOCore
+import NIOPosix
 @testable import SyncClient
+import SyncServer
+import SyncStore
 import SyncTestSupport
+import SyncWire
+import Synchronization
 import Testing
 
 /// The executor a push prefers on Linux: the event loop of the transport's kept-alive connection
@@ -35,6 +41,51 @@ import Testing
         #expect(transport.idleConnectionCount == 1)
         await transport.closeIdleConnections()
         try await server.stop()
+    }
+
+    /// A conflict handler that notes, at each call, whether it runs on an event loop.
+    final class LoopWitness: SyncConflictHandler {
+        let onLoop = Mutex<[String: Bool]>([:])
+
+        func execute(_ operation: PushOperation) async throws -> JSONObject? {
+            onLoop.withLock { $0["execute \(operation.itemId)"] = MultiThreadedEventLoopGroup.currentEventLoop != nil }
+            return try await operation.execute()
+        }
+
+        func pushDidComplete(with errors: [TableOperationError]) async {
+            onLoop.withLock { $0["pushDidComplete"] = MultiThreadedEventLoopGroup.currentEventLoop != nil }
+        }
+    }
+
+    @Test func aConflictHandlerRunsOffTheEventLoopOfThePush() async throws {
+        var logger = Logger(label: "e2e-loop")
+        logger.logLevel = .critical
+        let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
+        let (test, store) = try await TestStore.make(.plain)
+        do {
+            let client = MobileServiceClient(url: server.url)
+            _ = try await client.table("todo").insert(["id": "taken", "text": "theirs"])
+            let witness = LoopWitness()
+            let context = SyncContext(client: client, store: store, conflictHandler: witness)
+            let table = try await context.syncTable("todo")
+            _ = try await table.insert(["id": "new", "text": "mine"])
+            _ = try await table.insert(["id": "taken", "text": "mine"])
+            let error = await #expect(throws: SyncError.self) { try await context.push() }
+            #expect(error == .pushCompletedWithErrors)
+            #expect(error?.operationErrors.map(\.itemId) == ["taken"])
+            // Every call of the handler ran on Swift's pool, not on the loop the push prefers.
+            let calls = witness.onLoop.withLock { $0 }
+            #expect(calls == ["execute new": false, "execute taken": false, "pushDidComplete": false])
+            #expect(try await client.table("todo").lookup(id: "new")?["text"] == "mine")
+        } catch {
+            await store.close()
+            test.directory.remove()
+            await server.stop()
+            throw error
+        }
+        await store.close()
+        test.directory.remove()
+        await server.stop()
     }
 
     @Test func aURLTheClientDoesNotSendToHasNoExecutor() throws {
