@@ -80,23 +80,18 @@ extension SyncContext {
     /// One request per operation, or several side by side (``setPushParallelism(_:)``), until the
     /// queue is empty or the push stops.
     private func pushSingly(_ run: RunHandle, _ push: inout PushRun) async {
+        if pushParallelism > 1 {
+            await pushSideBySide(run, &push)
+            return
+        }
         while push.abort == nil {
             if run.isCancelled {
                 push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
                 break
             }
             guard await refill(&push), let next = push.claimed.popLast() else { break }
-            var group = [next]
             checkpoint?(.pushClaimed)
-            let outcomes: [Outcome]
-            if pushParallelism > 1, !push.claimed.isEmpty {
-                group = Self.parallelGroup(after: next, from: &push.claimed, most: pushParallelism)
-                for _ in group.dropFirst() { checkpoint?(.pushClaimed) }
-                outcomes = await pushEach(group, run: run)
-            } else {
-                outcomes = [await pushOne(next, connection: connection, run: run)]
-            }
-            take(outcomes, of: group, into: &push)
+            take([await pushOne(next, connection: connection, run: run)], of: [next], into: &push)
             if push.abort == nil, run.isCancelled { push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
         }
     }
@@ -257,7 +252,7 @@ extension SyncContext {
     /// - Returns: `false` when the queue has no more operations or the store failed (the push stops).
     /// - Parameter batch: The most operations the next request may carry (``PushRun/limit`` when
     ///   not given): the claim takes at least that many.
-    private func refill(_ push: inout PushRun, batch: Int? = nil) async -> Bool {
+    func refill(_ push: inout PushRun, batch: Int? = nil) async -> Bool {
         guard push.claimed.isEmpty else { return true }
         let (settled, after, most) = (push.answered, push.last, max(Self.pushBatch, batch ?? push.limit))
         do {
@@ -278,9 +273,9 @@ extension SyncContext {
     }
 
     /// Takes the outcomes of a group of sent operations, in order: answers to record, or the abort
-    /// that stops the push. Every answer the server gave is recorded, also those after an abort in
-    /// the same group (operations sent side by side, or later results of a batch).
-    private func take(_ outcomes: [Outcome], of group: [ClaimedOperation], into push: inout PushRun) {
+    /// that stops the push. Every answer the server gave is recorded, also those after an abort
+    /// (operations sent side by side, or later results of a batch).
+    func take(_ outcomes: [Outcome], of group: [ClaimedOperation], into push: inout PushRun) {
         for _ in group { checkpoint?(.pushSent) }
         for (sent, outcome) in zip(group, outcomes) {
             switch outcome {

@@ -7,11 +7,12 @@ import Synchronization
 import Testing
 
 /// Pushes with several operations of different items in flight at once
-/// (``SyncContext/setPushParallelism(_:)``): groups in queue order, every answer recorded as a
-/// single request's, an abort inside a group, and the setting's range.
+/// (``SyncContext/setPushParallelism(_:)``): a window that slides along the queue in order,
+/// every answer recorded as a single request's, an abort among the requests in flight, and the
+/// setting's range.
 ///
-/// Each scripted answer waits until its whole group has arrived, so a push that sent one request
-/// at a time would never get an answer: the suite's time limit fails it.
+/// Scripted answers wait until enough requests have arrived, so a push that sent fewer at once
+/// than it should would never get an answer: the suite's time limit fails it.
 @Suite(.timeLimit(.minutes(2))) struct ParallelPushTests {
     /// Counts the requests being answered at once.
     final class InFlight: Sendable {
@@ -76,6 +77,27 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func theNextOperationGoesAsSoonAsTheOldestInFlightIsAnswered(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            try await f.context.setPushParallelism(2)
+            for id in ["a", "b", "c"] { try await f.table().insert(todo(id, "text \(id)")) }
+            // b is answered only once c has arrived: c must go while b is in flight, as soon as a
+            // is answered (a push that waited for both a and b before sending c would hang).
+            for _ in 0..<3 {
+                f.transport.enqueue { request in
+                    if Self.itemId(request) == "b" { await f.transport.waitForRequests(3) }
+                    return try Self.echo(request)
+                }
+            }
+            try await f.context.push()
+            let sent = f.transport.requests.map { Self.itemId($0) ?? "" }
+            #expect(Set(sent[0..<2]) == ["a", "b"] && sent[2] == "c")
+            #expect(try await f.operations().isEmpty)
+            #expect(try await f.rows().map { $0["version"] } == ["v1", "v1", "v1"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aConflictInAGroupIsRecordedAsItsOwnRequestWouldBe(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             try await f.context.setPushParallelism(4)
@@ -97,23 +119,25 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aNetworkFailureInAGroupStopsThePushAndKeepsTheOthersAnswers(kind: StoreKind) async throws {
+    func aNetworkFailureInFlightStopsThePushAndKeepsTheOthersAnswers(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             try await f.context.setPushParallelism(3)
             for id in ["a", "b", "c", "d"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            // Each is answered once all three arrived: a fails, b and c succeed. Neither of their
+            // answers lets d go before a's failure is taken, a being the oldest in flight.
             Self.enqueueGroups(f, count: 3, size: 3, inFlight: InFlight()) { request in
-                if Self.itemId(request) == "b" { throw URLError(.networkConnectionLost) }
+                if Self.itemId(request) == "a" { throw URLError(.networkConnectionLost) }
                 return try Self.echo(request)
             }
             let error = try await #require(throws: SyncError.self) { try await f.context.push() }
             #expect(error == .pushAbortedByNetwork)
             #expect(f.transport.requests.count == 3)  // d was never sent
             let left = try await f.operations()
-            #expect(left.map(\.itemId) == ["b", "d"])
-            // b may have reached the server: attempted, settled by the next push; d goes back as it was.
+            #expect(left.map(\.itemId) == ["a", "d"])
+            // a may have reached the server: attempted, settled by the next push; d goes back as it was.
             #expect(left.map(\.state) == [.attempted, .pending])
             #expect(try await f.storedErrors().isEmpty)
-            #expect(try await f.row("a")?["version"] == "v1")
+            #expect(try await f.row("b")?["version"] == "v1")
             #expect(try await f.row("c")?["version"] == "v1")
         }
     }

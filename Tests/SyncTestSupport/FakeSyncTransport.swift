@@ -15,7 +15,8 @@ public final class FakeSyncTransport: SyncTransport {
     private struct State {
         var script: [Responder] = []
         var requests: [SyncRequest] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var lastWaiter = 0
     }
 
     private let state = Mutex(State())
@@ -67,15 +68,28 @@ public final class FakeSyncTransport: SyncTransport {
     /// The number of scripted answers not used yet.
     public var pendingResponses: Int { state.withLock { $0.script.count } }
 
-    /// Returns once at least `count` requests have arrived.
+    /// Returns once at least `count` requests have arrived, or the task is cancelled (so that a
+    /// test whose requests never come ends at its time limit instead of hanging).
     public func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                if state.requests.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
+        let id = state.withLock { state -> Int in
+            state.lastWaiter += 1
+            return state.lastWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Bool in
+                    if state.requests.count >= count || Task.isCancelled { return true }
+                    state.waiters.append((id, count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 
