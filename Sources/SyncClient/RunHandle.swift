@@ -1,12 +1,14 @@
 import Synchronization
 
 /// The cancellation state of one push, pull or purge run, shared between the run and
-/// ``SyncContext/cancel()``: a flag plus the request on the wire, so that an explicit cancel also
-/// cancels the request in flight.
+/// ``SyncContext/cancel()``: a flag plus the requests on the wire, so that an explicit cancel also
+/// cancels every request in flight (a push may have several, ``SyncContext/setPushParallelism(_:)``).
 final class RunHandle: Sendable {
     private struct State {
         var isCancelled = false
-        var request: Task<SyncResponse, any Error>?
+        /// The requests in flight, by a number of their own.
+        var requests: [Int: Task<SyncResponse, any Error>] = [:]
+        var lastRequest = 0
         /// Where the tasks of its requests run (nil: no preference).
         var executor: (any TaskExecutor)?
     }
@@ -18,13 +20,13 @@ final class RunHandle: Sendable {
         state.withLock { $0.isCancelled } || Task.isCancelled
     }
 
-    /// Marks the run cancelled and cancels its request in flight.
+    /// Marks the run cancelled and cancels its requests in flight.
     func cancel() {
-        let request = state.withLock { state -> Task<SyncResponse, any Error>? in
+        let requests = state.withLock { state -> [Task<SyncResponse, any Error>] in
             state.isCancelled = true
-            return state.request
+            return Array(state.requests.values)
         }
-        request?.cancel()
+        for request in requests { request.cancel() }
     }
 
     /// Runs `body` with the tasks of the run's requests, and `body` itself, preferring
@@ -44,12 +46,13 @@ final class RunHandle: Sendable {
     func send(_ request: SyncRequest, through transport: any SyncTransport) async throws -> SyncResponse {
         let executor = state.withLock { $0.executor }
         let task = Task(executorPreference: executor) { try await transport.send(request) }
-        let cancelledAlready = state.withLock { state -> Bool in
-            state.request = task
-            return state.isCancelled
+        let (number, cancelledAlready) = state.withLock { state -> (Int, Bool) in
+            state.lastRequest += 1
+            state.requests[state.lastRequest] = task
+            return (state.lastRequest, state.isCancelled)
         }
         if cancelledAlready { task.cancel() }
-        defer { state.withLock { $0.request = nil } }
+        defer { _ = state.withLock { $0.requests.removeValue(forKey: number) } }
         return try await withTaskCancellationHandler {
             try await task.value
         } onCancel: {

@@ -142,6 +142,36 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func anExplicitCancelCancelsEveryRequestInFlight(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            try await f.context.setPushParallelism(3)
+            for id in ["a", "b", "c", "d"] { try await f.table().insert(todo(id, "mine \(id)")) }
+            // Each answer waits for a request that never comes: only cancelling it ends it.
+            for _ in 0..<3 {
+                f.transport.enqueue { request in
+                    await f.transport.waitForRequests(100)
+                    try Task.checkCancellation()
+                    return try Self.echo(request)
+                }
+            }
+            let push = Task { try await f.context.push() }
+            await f.transport.waitForRequests(3)
+            f.context.cancel()
+            // (Should it hang, the time limit cancels the push's task, whose requests end then.)
+            await #expect(throws: SyncError.pushCancelled) {
+                try await withTaskCancellationHandler {
+                    try await push.value
+                } onCancel: {
+                    push.cancel()
+                }
+            }
+            #expect(f.transport.requests.count == 3)  // d was never sent
+            // The three may have reached the server: attempted, settled by the next push.
+            #expect(try await f.operations().map(\.state) == [.attempted, .attempted, .attempted, .pending])
+        }
+    }
+
     @Test func parallelismOutsideItsRangeIsRefusedAndChangesNothing() async throws {
         try await withClient(.plain) { f in
             for value in [0, -1, SyncContext.maximumPushParallelism + 1] {
