@@ -44,7 +44,6 @@ extension SyncContext {
         await withTaskGroup(of: (Int64, Outcome).self) { tasks in
             var window: [ClaimedOperation] = []  // sent and not taken yet, in queue order
             var answers: [Int64: Outcome] = [:]  // by operation id, until their turn to be taken
-            var items: Set<ItemKey> = []  // the items of the window
             var stopping = false, queueEmpty = false
             while true {
                 while push.abort == nil, !stopping, window.count < pushParallelism {
@@ -58,7 +57,9 @@ extension SyncContext {
                         queueEmpty = await !refill(&push)
                         if queueEmpty { break }
                     }
-                    guard let next = push.claimed.last, items.insert(ItemKey(next.record)).inserted else { break }
+                    guard let next = push.claimed.last else { break }
+                    let item = ItemKey(next.record)
+                    if window.contains(where: { ItemKey($0.record) == item }) { break }  // its item is in flight
                     push.claimed.removeLast()
                     window.append(next)
                     checkpoint?(.pushClaimed)
@@ -69,7 +70,6 @@ extension SyncContext {
                 answers[id] = outcome
                 while let first = window.first, let answer = answers.removeValue(forKey: first.record.id) {
                     window.removeFirst()
-                    items.remove(ItemKey(first.record))
                     take([answer], of: [first], into: &push)
                 }
                 if push.abort == nil, run.isCancelled { push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }

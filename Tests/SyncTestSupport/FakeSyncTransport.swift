@@ -15,8 +15,7 @@ public final class FakeSyncTransport: SyncTransport {
     private struct State {
         var script: [Responder] = []
         var requests: [SyncRequest] = []
-        var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var lastWaiter = 0
+        var waiters: [(count: Int, gate: AsyncGate)] = []
     }
 
     private let state = Mutex(State())
@@ -71,38 +70,25 @@ public final class FakeSyncTransport: SyncTransport {
     /// Returns once at least `count` requests have arrived, or the task is cancelled (so that a
     /// test whose requests never come ends at its time limit instead of hanging).
     public func waitForRequests(_ count: Int) async {
-        let id = state.withLock { state -> Int in
-            state.lastWaiter += 1
-            return state.lastWaiter
+        let gate = AsyncGate()
+        let arrived = state.withLock { state -> Bool in
+            if state.requests.count >= count { return true }
+            state.waiters.append((count, gate))
+            return false
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Bool in
-                    if state.requests.count >= count || Task.isCancelled { return true }
-                    state.waiters.append((id, count, continuation))
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }
-            waiter?.resume()
-        }
+        if !arrived { await gate.wait() }
     }
 
     /// Records the request and answers with the next scripted response.
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
-        let (responder, ready) = state.withLock { state -> (Responder?, [CheckedContinuation<Void, Never>]) in
+        let (responder, ready) = state.withLock { state -> (Responder?, [AsyncGate]) in
             state.requests.append(request)
             let count = state.requests.count
-            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
+            let ready = state.waiters.filter { $0.count <= count }.map(\.gate)
             state.waiters.removeAll { $0.count <= count }
             return (state.script.isEmpty ? nil : state.script.removeFirst(), ready)
         }
-        for continuation in ready { continuation.resume() }
+        for gate in ready { gate.open() }
         guard let responder else { throw FakeTransportError.unexpectedRequest(request.method.rawValue) }
         return try await responder(request)
     }
