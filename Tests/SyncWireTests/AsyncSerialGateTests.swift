@@ -1,3 +1,4 @@
+import Dispatch
 import SyncTestSupport
 import Synchronization
 import Testing
@@ -168,27 +169,64 @@ import Testing
         #expect(await counter.value == 210)
     }
 
-    /// The isolation the caller runs in (`#isolation` at the call site).
-    static func currentIsolation(_ isolation: isolated (any Actor)? = #isolation) -> (any Actor)? { isolation }
-
-    @Test func aBodyThatTouchesNothingOfTheActorStillRunsOnIt() async throws {
-        actor Owner {
-            let gate = AsyncSerialGate()
-            /// The isolation the body ran in: it captures nothing of the actor, sync and async.
-            func bodyIsolation(suspending: Bool) async throws -> (any Actor)? {
-                if suspending {
-                    return try await gate.withTurn {
-                        await Task.yield()
-                        return AsyncSerialGateTests.currentIsolation()
-                    }
-                }
-                return try await gate.withTurn { AsyncSerialGateTests.currentIsolation() }
+    /// An actor on an executor of its own, so that a body can tell without trapping whether it
+    /// really runs on the actor (`#isolation` only names the actor the caller passed along).
+    actor Owner {
+        final class QueueExecutor: SerialExecutor {
+            let queue = DispatchQueue(label: "AsyncSerialGateTests.Owner")
+            static let key = DispatchSpecificKey<Bool>()
+            init() { queue.setSpecific(key: Self.key, value: true) }
+            func enqueue(_ job: consuming ExecutorJob) {
+                let job = UnownedJob(job)
+                queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
             }
         }
+        let executor = QueueExecutor()
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        let gate = AsyncSerialGate()
+
+        /// Whether the current thread runs the actor's jobs (reads no state of the actor).
+        nonisolated static func onTheActor() -> Bool { DispatchQueue.getSpecific(key: QueueExecutor.key) ?? false }
+
+        /// Whether a body that captures nothing of the actor ran on it, sync and async.
+        func bodyRanOnTheActor(suspending: Bool) async throws -> Bool {
+            if suspending {
+                return try await gate.withTurn {
+                    await Task.yield()
+                    return Owner.onTheActor()
+                }
+            }
+            return try await gate.withTurn { Owner.onTheActor() }
+        }
+    }
+
+    @Test func aBodyThatTouchesNothingOfTheActorStillRunsOnIt() async throws {
         let owner = Owner()
         for suspending in [false, true] {
-            let isolation = try await owner.bodyIsolation(suspending: suspending)
-            #expect(isolation === owner, "suspending: \(suspending): the body ran on \(String(describing: isolation))")
+            let onTheActor = try await owner.bodyRanOnTheActor(suspending: suspending)
+            #expect(onTheActor, "suspending: \(suspending)")
+        }
+    }
+
+    @Test func aBodyThatWaitedForItsTurnRunsOnTheActor() async throws {
+        // The caller suspends in the queue and is resumed by the turn before it, from another
+        // task: its body must still run on the actor, not where the resumption came from.
+        let owner = Owner()
+        let entered = AsyncGate(), release = AsyncGate()
+        let holder = Task {
+            try await owner.gate.withTurn {
+                entered.open()
+                await release.wait()
+            }
+        }
+        await entered.wait()
+        let waiters = (0..<4).map { _ in Task { try await owner.bodyRanOnTheActor(suspending: false) } }
+        await owner.gate.waitUntilQueued(waiters.count)
+        release.open()
+        try await holder.value
+        for waiter in waiters {
+            let onTheActor = try await waiter.value
+            #expect(onTheActor)
         }
     }
 }

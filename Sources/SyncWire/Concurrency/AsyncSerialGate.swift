@@ -82,7 +82,12 @@ public final class AsyncSerialGate: Sendable {
     }
 
     /// Takes the turn: at once when the gate is free, else after the tasks queued before.
-    private func enter() async throws {
+    ///
+    /// It runs and returns on the caller's actor (`nonisolated(nonsending)`). A plain async
+    /// function would return on the global executor, and Swift 6.3 does not hop back to the
+    /// caller's actor before ``withTurn(isolation:_:)`` calls its `nonisolated(nonsending)` body:
+    /// the body would run off the actor (tested).
+    private nonisolated(nonsending) func enter() async throws {
         let id = state.withLock { state -> UInt64 in
             state.lastID += 1
             return state.lastID
