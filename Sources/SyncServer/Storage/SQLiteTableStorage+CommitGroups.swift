@@ -34,9 +34,11 @@ extension SQLiteTableStorage {
     /// Whether a single write starting now joins a commit group: tables in a file, outside a batch.
     var joinsCommitGroup: Bool { groupsCommits && Self.transactionOwner != ObjectIdentifier(self) }
 
-    /// Runs a single write's statement alone (``alone(_:)``) in the open commit group, and
-    /// returns once the group has committed (see ``joinsCommitGroup``).
+    /// Runs a single write's statement alone (``alone(_:)``): in the open commit group when it
+    /// joins one (see ``joinsCommitGroup``), returning once the group has committed; otherwise
+    /// on its own (memory tables, or inside a batch).
     func committing<T>(_ statement: () throws -> T) async throws -> T {
+        guard joinsCommitGroup else { return try await alone { try statement() } }
         let (result, group, leads) = try await alone { () async throws -> (T, CommitGroup, Bool) in
             let leads = commitGroup == nil
             let group = try openCommitGroup()

@@ -180,12 +180,7 @@ extension SQLiteTableStorage {
         _ statement: SQLStatement, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let stored =
-            if joinsCommitGroup {
-                try await committing { try rows(statement, schema).first }
-            } else {
-                try await alone { try rows(statement, schema).first }
-            }
+        let stored = try await committing { try rows(statement, schema).first }
         await observer?.write(.finished, table: table, id: id)
         if let stored { return .written(stored) }
         return try await unmet()
