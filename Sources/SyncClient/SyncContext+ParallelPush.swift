@@ -54,7 +54,7 @@ extension SyncContext {
                     if push.claimed.isEmpty {
                         // Claimed again once the window is empty too (operations queued meanwhile).
                         if queueEmpty && !window.isEmpty { break }
-                        queueEmpty = await !refill(&push)
+                        queueEmpty = await !refillAhead(&push)
                         if queueEmpty { break }
                     }
                     guard let next = push.claimed.last else { break }

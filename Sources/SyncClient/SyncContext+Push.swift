@@ -59,6 +59,7 @@ extension SyncContext {
         }
         if push.limit > 1 { await pushBatches(run, &push) }
         if push.limit == 1 { await pushSingly(run, &push) }
+        await landAhead(&push)
         if !push.answered.isEmpty || !push.claimed.isEmpty {
             let (settled, unsent) = (push.answered, push.claimed)
             do {
@@ -89,7 +90,7 @@ extension SyncContext {
                 push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
                 break
             }
-            guard await refill(&push), let next = push.claimed.popLast() else { break }
+            guard await refillAhead(&push), let next = push.claimed.popLast() else { break }
             checkpoint?(.pushClaimed)
             take([await pushOne(next, connection: connection, run: run)], of: [next], into: &push)
             if push.abort == nil, run.isCancelled { push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
@@ -272,6 +273,49 @@ extension SyncContext {
         return true
     }
 
+    /// ``refill(_:batch:)`` one store transaction ahead, for operations sent one by one: the next
+    /// operations are claimed (and the answers so far recorded) in the background while these are
+    /// sent, so that the requests do not wait for the store between two claims.
+    /// - Returns: `false` when the queue has no more operations or the store failed (the push stops).
+    func refillAhead(_ push: inout PushRun) async -> Bool {
+        if push.claimed.isEmpty, push.ahead != nil {
+            await landAhead(&push)
+            if push.abort != nil || push.claimed.isEmpty { return false }
+        } else if await !refill(&push) {
+            return false
+        }
+        if push.ahead == nil {
+            let (settled, after) = (push.answered, push.last)
+            push.answered = []
+            let claim = Task {
+                try await write { writer in
+                    try PushSteps.record(settled, in: writer)
+                    return try PushSteps.claim(after: after, limit: Self.pushBatch, in: writer)
+                }
+            }
+            push.ahead = (claim, settled)
+        }
+        return true
+    }
+
+    /// Takes the operations claimed in the background (``refillAhead(_:)``), after those still
+    /// claimed; when that transaction failed, its answers are to be recorded again and the push
+    /// stops.
+    func landAhead(_ push: inout PushRun) async {
+        guard let ahead = push.ahead else { return }
+        push.ahead = nil
+        do {
+            let claimed = try await ahead.claim.value
+            report(ahead.recorded, into: &push.tally)
+            guard let newest = claimed.last else { return }
+            push.last = newest.record.id
+            push.claimed = claimed.reversed() + push.claimed
+        } catch {
+            push.answered = ahead.recorded + push.answered
+            push.abort = push.abort ?? Self.storeAbort(error)
+        }
+    }
+
     /// Takes the outcomes of a group of sent operations, in order: answers to record, or the abort
     /// that stops the push. Every answer the server gave is recorded, also those after an abort
     /// (operations sent side by side, or later results of a batch).
@@ -354,6 +398,9 @@ extension SyncContext {
         var tally = PushTally()
         /// Why the push stops early.
         var abort: SyncError?
+        /// The next operations, claimed in the background while the claimed ones are sent, and
+        /// the answers that claim's transaction records (``refillAhead(_:)``).
+        var ahead: (claim: Task<[ClaimedOperation], any Error>, recorded: [AnsweredOperation])?
     }
 
     /// Sends one operation through the conflict handler (or directly) and classifies the result.

@@ -23,6 +23,7 @@ final class FaultyStore: LocalStore {
     private let faults = Mutex<Set<Fault>>([])
     private let counts = Mutex((reads: 0, writes: 0))
     private let hintLog = Mutex<[PushHint]>([])
+    private let writeHook = Mutex<(@Sendable (Int) async throws -> Void)?>(nil)
 
     /// A push hint the spy passed on, with the store's page cache setting after it.
     struct PushHint: Hashable, Sendable {
@@ -41,6 +42,12 @@ final class FaultyStore: LocalStore {
     }
 
     func has(_ fault: Fault) -> Bool { faults.withLock { $0.contains(fault) } }
+
+    /// Runs `hook` before each later write transaction, with the transaction's number (counted
+    /// from the store's first, failed ones included); what it throws fails the transaction.
+    func beforeEachWrite(_ hook: @escaping @Sendable (Int) async throws -> Void) {
+        writeHook.withLock { $0 = hook }
+    }
 
     /// The push hints passed on so far, in order.
     var hints: [PushHint] { hintLog.withLock { $0 } }
@@ -67,7 +74,11 @@ final class FaultyStore: LocalStore {
     }
 
     func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
-        counts.withLock { $0.writes += 1 }
+        let number = counts.withLock { counts in
+            counts.writes += 1
+            return counts.writes
+        }
+        if let hook = writeHook.withLock({ $0 }) { try await hook(number) }
         if has(.write) { throw InjectedFailure() }
         let (failConfig, failItems) = (has(.configRead), has(.storeItems))
         return try await inner.write { try body(FaultyWriter(inner: $0, failConfig: failConfig, failItems: failItems)) }
