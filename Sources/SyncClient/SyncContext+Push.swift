@@ -280,10 +280,11 @@ extension SyncContext {
     func refillAhead(_ push: inout PushRun) async -> Bool {
         if push.claimed.isEmpty, push.ahead != nil {
             await landAhead(&push)
-            if push.abort != nil || push.claimed.isEmpty { return false }
-        } else if await !refill(&push) {
-            return false
+            if push.abort != nil { return false }
         }
+        // Claims here when none were claimed ahead, or the claim ahead found the queue empty: the
+        // operations queued since then are sent too, as they would be claiming one run at a time.
+        guard await refill(&push) else { return false }
         if push.ahead == nil {
             let (settled, after) = (push.answered, push.last)
             push.answered = []

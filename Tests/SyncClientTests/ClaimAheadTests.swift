@@ -46,6 +46,32 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreKind.allCases, [1, 3])
+    func anOperationQueuedAfterTheLastClaimAheadIsStillSent(kind: StoreKind, parallelism: Int) async throws {
+        try await withClient(kind, spied: true) { f in
+            let spy = try #require(f.spy)
+            try await f.context.setPushParallelism(parallelism)
+            try await f.table().insert(todo("a", "first"))
+            // The claim ahead (the push's second transaction) finds the queue empty; b is queued
+            // after it, while a is in flight: the push claims once more before it ends.
+            let first = spy.transactions.writes + 1
+            let aheadDone = AsyncGate()
+            spy.afterEachWrite { number in
+                if number == first + 1 { aheadDone.open() }
+            }
+            f.transport.enqueue { request in
+                await aheadDone.wait()
+                try await f.table().insert(todo("b", "queued during the push"))
+                return try ParallelPushTests.echo(request)
+            }
+            f.transport.enqueue(ParallelPushTests.echo)
+            try await f.context.push()
+            #expect(f.transport.requests.compactMap(ParallelPushTests.itemId) == ["a", "b"])
+            #expect(try await f.operations().isEmpty)
+            #expect(try await f.rows().map { $0["version"] } == ["v1", "v1"])
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aFailedClaimStopsThePushAndEveryAnswerIsRecorded(kind: StoreKind) async throws {
         try await withClient(kind, spied: true) { f in

@@ -24,6 +24,7 @@ final class FaultyStore: LocalStore {
     private let counts = Mutex((reads: 0, writes: 0))
     private let hintLog = Mutex<[PushHint]>([])
     private let writeHook = Mutex<(@Sendable (Int) async throws -> Void)?>(nil)
+    private let writtenHook = Mutex<(@Sendable (Int) async -> Void)?>(nil)
 
     /// A push hint the spy passed on, with the store's page cache setting after it.
     struct PushHint: Hashable, Sendable {
@@ -47,6 +48,11 @@ final class FaultyStore: LocalStore {
     /// from the store's first, failed ones included); what it throws fails the transaction.
     func beforeEachWrite(_ hook: @escaping @Sendable (Int) async throws -> Void) {
         writeHook.withLock { $0 = hook }
+    }
+
+    /// Runs `hook` after each later write transaction that committed, with its number.
+    func afterEachWrite(_ hook: @escaping @Sendable (Int) async -> Void) {
+        writtenHook.withLock { $0 = hook }
     }
 
     /// The push hints passed on so far, in order.
@@ -81,7 +87,9 @@ final class FaultyStore: LocalStore {
         if let hook = writeHook.withLock({ $0 }) { try await hook(number) }
         if has(.write) { throw InjectedFailure() }
         let (failConfig, failItems) = (has(.configRead), has(.storeItems))
-        return try await inner.write { try body(FaultyWriter(inner: $0, failConfig: failConfig, failItems: failItems)) }
+        let result = try await inner.write { try body(FaultyWriter(inner: $0, failConfig: failConfig, failItems: failItems)) }
+        if let hook = writtenHook.withLock({ $0 }) { await hook(number) }
+        return result
     }
 }
 
