@@ -46,11 +46,7 @@ extension SyncContext {
             var answers: [Int64: Outcome] = [:]  // by operation id, until their turn to be taken
             var stopping = false, queueEmpty = false
             while true {
-                while push.abort == nil, !stopping, window.count < pushParallelism {
-                    if run.isCancelled {
-                        push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
-                        break
-                    }
+                while !stopping, window.count < pushParallelism, !push.stopIfCancelled(run) {
                     if push.claimed.isEmpty {
                         // Claimed again once the window is empty too (operations queued meanwhile).
                         if queueEmpty && !window.isEmpty { break }
@@ -72,7 +68,7 @@ extension SyncContext {
                     window.removeFirst()
                     take([answer], of: [first], into: &push)
                 }
-                if push.abort == nil, run.isCancelled { push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
+                push.stopIfCancelled(run)
             }
         }
     }

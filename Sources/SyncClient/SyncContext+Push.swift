@@ -85,15 +85,10 @@ extension SyncContext {
             await pushSideBySide(run, &push)
             return
         }
-        while push.abort == nil {
-            if run.isCancelled {
-                push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
-                break
-            }
+        while !push.stopIfCancelled(run) {
             guard await refillAhead(&push), let next = push.claimed.popLast() else { break }
             checkpoint?(.pushClaimed)
             take([await pushOne(next, connection: connection, run: run)], of: [next], into: &push)
-            if push.abort == nil, run.isCancelled { push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
         }
     }
 
@@ -119,11 +114,7 @@ extension SyncContext {
             // twice as large each time): the server starts on the first while the next, larger
             // ones are claimed and written.
             var ramp = max(Self.pushBatch * 4, push.limit / 4)
-            while push.abort == nil, push.limit > 1 {
-                if run.isCancelled {
-                    push.abort = SyncError(.pushCancelled, reason: "The push was cancelled.")
-                    break
-                }
+            while push.limit > 1, !push.stopIfCancelled(run) {
                 if pipeline.outstanding.count > Self.batchesReady {
                     // One batch at the server and enough ready: the oldest is answered first.
                     await landOldest(&pipeline, run: run, into: &push)
@@ -255,22 +246,25 @@ extension SyncContext {
     ///   not given): the claim takes at least that many.
     func refill(_ push: inout PushRun, batch: Int? = nil) async -> Bool {
         guard push.claimed.isEmpty else { return true }
-        let (settled, after, most) = (push.answered, push.last, max(Self.pushBatch, batch ?? push.limit))
+        let claimed: [ClaimedOperation]
         do {
-            push.claimed = try await write { writer in
-                try PushSteps.record(settled, in: writer)
-                return try PushSteps.claim(after: after, limit: most, in: writer)
-            }
+            claimed = try await recordAndClaim(push.answered, after: push.last, limit: max(Self.pushBatch, batch ?? push.limit))
         } catch {
             push.abort = Self.storeAbort(error)
             return false
         }
         report(push.answered, into: &push.tally)
         push.answered = []
-        guard let newest = push.claimed.last else { return false }
-        push.last = newest.record.id
-        push.claimed.reverse()
-        return true
+        return push.adopt(claimed)
+    }
+
+    /// Records the answers `settled` and claims up to `limit` operations after the operation
+    /// `after`, in one store transaction.
+    private func recordAndClaim(_ settled: [AnsweredOperation], after: Int64, limit: Int) async throws -> [ClaimedOperation] {
+        try await write { writer in
+            try PushSteps.record(settled, in: writer)
+            return try PushSteps.claim(after: after, limit: limit, in: writer)
+        }
     }
 
     /// ``refill(_:batch:)`` one store transaction ahead, for operations sent one by one: the next
@@ -288,13 +282,7 @@ extension SyncContext {
         if push.ahead == nil {
             let (settled, after) = (push.answered, push.last)
             push.answered = []
-            let claim = Task {
-                try await write { writer in
-                    try PushSteps.record(settled, in: writer)
-                    return try PushSteps.claim(after: after, limit: Self.pushBatch, in: writer)
-                }
-            }
-            push.ahead = (claim, settled)
+            push.ahead = (Task { try await recordAndClaim(settled, after: after, limit: Self.pushBatch) }, settled)
         }
         return true
     }
@@ -308,9 +296,7 @@ extension SyncContext {
         do {
             let claimed = try await ahead.claim.value
             report(ahead.recorded, into: &push.tally)
-            guard let newest = claimed.last else { return }
-            push.last = newest.record.id
-            push.claimed = claimed.reversed() + push.claimed
+            push.adopt(claimed)
         } catch {
             push.answered = ahead.recorded + push.answered
             push.abort = push.abort ?? Self.storeAbort(error)
@@ -402,6 +388,24 @@ extension SyncContext {
         /// The next operations, claimed in the background while the claimed ones are sent, and
         /// the answers that claim's transaction records (``refillAhead(_:)``).
         var ahead: (claim: Task<[ClaimedOperation], any Error>, recorded: [AnsweredOperation])?
+
+        /// Takes operations just claimed (in queue order) after those still claimed.
+        /// - Returns: `false` when there are none.
+        @discardableResult
+        mutating func adopt(_ operations: [ClaimedOperation]) -> Bool {
+            guard let newest = operations.last else { return false }
+            last = newest.record.id
+            claimed = operations.reversed() + claimed
+            return true
+        }
+
+        /// Stops the push when its run was cancelled (an explicit cancel or the task's).
+        /// - Returns: whether the push stops.
+        @discardableResult
+        mutating func stopIfCancelled(_ run: RunHandle) -> Bool {
+            if abort == nil, run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
+            return abort != nil
+        }
     }
 
     /// Sends one operation through the conflict handler (or directly) and classifies the result.
