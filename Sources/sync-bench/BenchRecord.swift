@@ -19,9 +19,12 @@ struct BenchRecord: Codable, Sendable {
     /// The largest peak resident set of the process that ran the workload, over the runs
     /// (`nil` for the workloads that run inside the benchmark's own process).
     var peakRSSBytes: Int?
-    /// Encrypted seconds ÷ plain seconds (on the encrypted record).
+    /// Encrypted seconds ÷ plain seconds (on the encrypted record); for the pulls, whose runs on
+    /// the two stores take turns, the median of the pairs' ratios.
     var ratio: Double?
     var runs: Int
+    /// Seconds of each run, in the order they ran.
+    var runSeconds: [Double] = []
     /// Pulls: items received over the wire (re-reads included).
     var transferred: Int?
     /// Incremental pull: items changed on the server since the previous pull.
@@ -93,6 +96,7 @@ extension BenchRecord {
             transferred: middle.transferred, changed: nil, clientCPUSeconds: middle.clientCPUSeconds,
             serverCPUSeconds: middle.serverCPUSeconds, ofReference: nil, megabytes: middle.megabytes, rateExcludingKeyDerivation: nil)
         observedResults = middle.observedResults
+        runSeconds = samples.map(\.seconds)
     }
 }
 
@@ -123,10 +127,11 @@ extension BenchRecord {
 }
 
 extension [BenchRecord] {
-    /// Sets the encrypted/plain ratio of every workload measured on both kinds of store, and
+    /// Sets the encrypted/plain ratio of every workload measured on both kinds of store (unless
+    /// the runs took turns and set it from their pairs), and
     /// how close each full pull comes to the reference insert on its kind of store.
     mutating func relate() {
-        for i in indices where self[i].store == "encrypted" {
+        for i in indices where self[i].store == "encrypted" && self[i].ratio == nil {
             if let plain = first(where: { $0.workload == self[i].workload && $0.store == "plain" }) {
                 self[i].ratio = self[i].seconds / Swift.max(plain.seconds, 1e-9)
             }

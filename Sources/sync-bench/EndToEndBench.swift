@@ -104,6 +104,13 @@ struct EndToEndBench {
         return sample
     }
 
+    /// The median of the ratios of runs that took turns (`samples[i]` ÷ `others[i]`), or nil
+    /// when the two did not run as often.
+    private static func pairedRatio(_ samples: [BenchSample], _ others: [BenchSample]?) -> Double? {
+        guard let others, others.count == samples.count, !samples.isEmpty else { return nil }
+        return BenchRecord.median(zip(samples, others).map { $0.seconds / max($1.seconds, 1e-9) })
+    }
+
     /// Starts `sync-server`, runs `body`, stops it. A seeded server runs over a database file
     /// holding N items; the other keeps its tables in memory.
     private func withServer(seeded: Bool, _ body: (BenchServer) async throws -> [BenchRecord]) async throws -> [BenchRecord] {
@@ -139,15 +146,16 @@ struct EndToEndBench {
         }
         // The full pull and the observed pull take turns, run by run, so that each pair meets the
         // same machine (the first of a pair alternates): the observer's cost is the median of the
-        // pairs' ratios.
-        var fullRecords: [BenchRecord] = [], observedRecords: [BenchRecord] = []
-        for encrypted in Self.kinds where !selected.isDisjoint(with: [.fullPull, .observedPull]) {
-            var full: [BenchSample] = [], observed: [BenchSample] = []
-            for run in 0..<bench.pullRuns {
+        // pairs' ratios. The plain and the encrypted store take turns in the same way, so that the
+        // encrypted/plain ratio is the median of pairs run back to back, not of two stretches of
+        // a machine whose speed moves with the hour.
+        var full: [Bool: [BenchSample]] = [:], observed: [Bool: [BenchSample]] = [:]
+        for run in 0..<bench.pullRuns where !selected.isDisjoint(with: [.fullPull, .observedPull]) {
+            for encrypted in run.isMultiple(of: 2) ? Self.kinds : Self.kinds.reversed() {
                 func unobserved() async throws {
                     guard selected.contains(.fullPull) else { return }
                     bench.progress("full pull of \(n) items, \(Self.kind(encrypted)), run \(run + 1) of \(bench.pullRuns)")
-                    full.append(try await fullPull(encrypted, run: run))
+                    full[encrypted, default: []].append(try await fullPull(encrypted, run: run))
                 }
                 func withObserver() async throws {
                     guard selected.contains(.observedPull) else { return }
@@ -156,7 +164,7 @@ struct EndToEndBench {
                     defer { KeyToolBench.removeStore(at: URL(fileURLWithPath: path)) }
                     let sample = try await sample(.observedPull, store: path, encrypted: encrypted, server: server, count: n)
                     guard sample.items == n else { throw BenchError("the observed pull applied \(sample.items) items, not \(n)") }
-                    observed.append(sample)
+                    observed[encrypted, default: []].append(sample)
                 }
                 // Which goes first alternates, so that neither always meets the warmer machine.
                 if run.isMultiple(of: 2) {
@@ -167,19 +175,22 @@ struct EndToEndBench {
                     try await unobserved()
                 }
             }
-            if !full.isEmpty {
-                fullRecords.append(
-                    BenchRecord(
-                        workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
-                        samples: full))
+        }
+        var fullRecords: [BenchRecord] = [], observedRecords: [BenchRecord] = []
+        for encrypted in Self.kinds {
+            if let samples = full[encrypted] {
+                var record = BenchRecord(
+                    workload: ClientWorkload.fullPull.rawValue, title: "full pull, query id, fresh store", store: Self.kind(encrypted),
+                    samples: samples)
+                if encrypted { record.ratio = Self.pairedRatio(samples, full[false]) }
+                fullRecords.append(record)
             }
-            if !observed.isEmpty {
+            if let samples = observed[encrypted] {
                 var record = BenchRecord(
                     workload: ClientWorkload.observedPull.rawValue, title: "full pull, one observer (newest 50)",
-                    store: Self.kind(encrypted), samples: observed)
-                if full.count == observed.count {
-                    record.ofUnobserved = BenchRecord.median(zip(observed, full).map { $0.seconds / max($1.seconds, 1e-9) })
-                }
+                    store: Self.kind(encrypted), samples: samples)
+                if encrypted { record.ratio = Self.pairedRatio(samples, observed[false]) }
+                record.ofUnobserved = Self.pairedRatio(samples, full[encrypted])
                 observedRecords.append(record)
             }
         }

@@ -15,6 +15,7 @@ import Testing
         var peakRSSBytes: Int?
         var ratio: Double?
         var runs: Int
+        var runSeconds: [Double]
         var transferred: Int?
         var changed: Int?
         var serverCPUSeconds: Double?
@@ -110,7 +111,10 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "bench")
         defer { scratch.remove() }
         let result = try await bench.run(
-            ["--workloads", "full-pull,observed-pull,live-latency", "--items", "300", "--live-samples", "5", "--runs", "1", "--json"],
+            [
+                "--workloads", "full-pull,observed-pull,live-latency", "--items", "300", "--live-samples", "5", "--runs", "1",
+                "--pull-runs", "3", "--json",
+            ],
             environment: ["TMPDIR": scratch.url.path])
         #expect(result.exitCode == 0, "\(result)")
         let records = try JSONDecoder().decode([Record].self, from: Data(result.stdout.utf8))
@@ -123,6 +127,14 @@ import Testing
             let latency = try #require(live.latency)
             #expect(live.items == 5 && live.unit == "ms (p50)" && live.seconds == latency.p50)
             #expect(0 <= latency.p50 && latency.p50 <= latency.p90 && latency.p90 <= latency.p99 && latency.p99 <= latency.max)
+        }
+        // The two stores took turns run by run: each ratio is the median of the runs' pairs.
+        for workload in ["full-pull", "observed-pull"] {
+            let plain = try #require(records.first { $0.workload == workload && $0.store == "plain" })
+            let encrypted = try #require(records.first { $0.workload == workload && $0.store == "encrypted" })
+            #expect(plain.runSeconds.count == 3 && encrypted.runSeconds.count == 3 && encrypted.runs == 3)
+            let pairs = zip(encrypted.runSeconds, plain.runSeconds).map { $0 / $1 }.sorted()
+            #expect(encrypted.ratio == pairs[1], "\(workload): \(encrypted.ratio ?? 0) is not the median of \(pairs)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
         #expect(processes(mentioning: scratch.url.path).isEmpty)
