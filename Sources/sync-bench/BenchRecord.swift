@@ -187,7 +187,7 @@ extension [BenchRecord] {
                     "\(Self.number(Double(transferred), digits: 0)) items transferred"
                         + (record.changed.map { " for \(Self.number(Double($0), digits: 0)) changed on the server" } ?? ""))
             }
-            let noun = record.unit.hasPrefix("ops") ? "op" : record.unit.hasPrefix("rows") ? "row" : "item"
+            let noun = ["ops": "op", "rows": "row", "req": "request"].first { record.unit.hasPrefix($0.key) }?.value ?? "item"
             if let cpu = record.clientCPUSeconds, record.items > 0 {
                 notes.append(String(format: "client CPU %.0f µs/", cpu * 1e6 / Double(record.items)) + noun)
             }

@@ -31,6 +31,8 @@ enum ClientWorkload: String, CaseIterable, ExpressibleByArgument, Sendable {
     /// The full pull while one observer shows the pulled table's newest 50 items (by id), timed
     /// until the observer has read the state after the last page.
     case observedPull = "observed-pull"
+    /// `count` requests of `GET /health`, one at a time, as a push sends its requests.
+    case roundTrip = "round-trip"
     /// `count` inserts queued through the sync table (not measured), then one push.
     case pushInserts = "push-inserts"
     /// `count` rows of a store that pushed them updated through the sync table (not measured),
@@ -66,6 +68,8 @@ struct ChildWorkload: AsyncParsableCommand {
         switch workload {
         case .reference:
             report = try reference(at: url, encryption: encryption)
+        case .roundTrip:
+            report = try await roundTrip()
         case .offlineWrites:
             report = try await withStore(url, encryption, create: true) { _, table in
                 let pushed = try table(BenchItems.pushedTable)
@@ -194,6 +198,27 @@ struct ChildWorkload: AsyncParsableCommand {
         let left = try await context.pendingOperationsCount
         guard left == 0 else { throw BenchError("\(left) operations are still queued after the push") }
         return report
+    }
+
+    /// `count` requests of `GET /health` sent one after another through the transport a push
+    /// uses, preferring its connection's executor as a push does; the connection is made first,
+    /// outside the measured part, as a push's first request makes it.
+    private func roundTrip() async throws -> ChildReport {
+        guard let server, let url = URL(string: server)?.appendingPathComponent("health") else {
+            throw BenchError("the round trip needs --server")
+        }
+        let transport = HTTPSyncTransport()
+        let request = SyncRequest(method: .get, url: url)
+        return try await withTaskExecutorPreference(transport.executor(for: url)) {
+            func send() async throws {
+                let response = try await transport.send(request)
+                guard response.statusCode == 200 else { throw BenchError("GET /health answered \(response.statusCode)") }
+            }
+            try await send()
+            return try await measure(items: count) {
+                for _ in 0..<count { try await send() }
+            }
+        }
     }
 
     /// The reference: the rows a pull writes, inserted straight through SQLCipher with the

@@ -29,7 +29,7 @@ struct EndToEndBench {
                 .reference, "reference: rows inserted straight through SQLCipher", count: n, runs: bench.runs, unit: "rows/s")
         }
         let pulls = !selected.isDisjoint(with: [.fullPull, .incrementalPull, .observedPull])
-        let pushes = !selected.isDisjoint(with: [.pushInserts, .pushUpdates])
+        let pushes = !selected.isDisjoint(with: [.roundTrip, .pushInserts, .pushUpdates])
         if pulls || (pushes && bench.pushDatabase == .file) {
             records += try await withServer(seeded: true) { server in
                 var records = pulls ? try await pullWorkloads(server) : []
@@ -232,6 +232,19 @@ struct EndToEndBench {
         var requests = bench.batchedPush ? "batched" : "one request each"
         if bench.pushParallelism > 1 { requests += ", \(bench.pushParallelism) in flight" }
         let suffix = requests + (bench.pushDatabase == .memory ? ", server in memory" : "")
+        if selected.contains(.roundTrip) {
+            var samples: [BenchSample] = []
+            for run in 0..<bench.pushRuns {
+                bench.progress("round trip of \(m) requests, run \(run + 1) of \(bench.pushRuns)")
+                samples.append(try await sample(.roundTrip, store: scratch.path("round-trip.db"), encrypted: false, server: server, count: m))
+            }
+            let place = bench.pushDatabase == .memory ? ", server in memory" : ""
+            records.append(
+                BenchRecord(
+                    workload: ClientWorkload.roundTrip.rawValue, title: "round trip: GET /health, one at a time\(place)", store: nil,
+                    unit: "req/s", samples: samples))
+        }
+        guard !selected.isDisjoint(with: [.pushInserts, .pushUpdates]) else { return records }
         for encrypted in Self.kinds {
             var inserts: [BenchSample] = [], updates: [BenchSample] = []
             for run in 0..<bench.pushRuns {

@@ -21,6 +21,9 @@ struct SyncBench: AsyncParsableCommand {
                                 (SyncTable.observe), timed until it shows the last item; with
                                 full-pull the two take turns run by run, and the observer's cost
                                 is the median of each pair's ratio
+              round-trip        M requests of GET /health, one at a time, through the client's HTTP
+                                transport as a push sends: the floor under a push of one request
+                                at a time (both HTTP stacks, loopback, no table work)
               push-inserts      M queued inserts pushed; push-updates: M queued updates pushed
               offline-writes    M inserts through the sync table (row and queued operation each)
               encrypt, rotate   sync-keys encrypt / rotate on a store of --store-megabytes MB
@@ -77,7 +80,8 @@ struct SyncBench: AsyncParsableCommand {
     /// The workloads `sync-bench` can run, in the order they run and are printed.
     enum Workload: String, CaseIterable {
         case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", observedPull = "observed-pull"
-        case pushInserts = "push-inserts", pushUpdates = "push-updates", offlineWrites = "offline-writes", liveLatency = "live-latency"
+        case roundTrip = "round-trip", pushInserts = "push-inserts", pushUpdates = "push-updates"
+        case offlineWrites = "offline-writes", liveLatency = "live-latency"
         case encrypt, rotate, store, keyDerivation = "key-derivation"
     }
 
