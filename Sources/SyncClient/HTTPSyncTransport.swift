@@ -87,20 +87,25 @@ public struct HTTPSyncTransport: SyncTransport {
         #endif
     }
 
+    /// The executor a run of requests to `url`'s server may prefer (`withTaskExecutorPreference`):
+    /// on Linux, the event loop of an idle connection to it, or the loop a new connection made from
+    /// the run would use. Requests sent one after another from a task that prefers it are written,
+    /// and their answers read, on the thread that resumes the task: no other thread is woken in
+    /// between. Pushes and pulls use it; so can an app's own run of requests.
+    /// - Parameter url: a URL of the server.
+    /// - Returns: the executor, or nil when `url` is not an `http` or `https` URL with a host, and
+    ///   on other systems (URLSession's requests have no such executor).
+    public func executor(for url: URL) -> (any TaskExecutor)? {
+        #if os(Linux)
+        client.executor(for: url)
+        #else
+        nil
+        #endif
+    }
+
     #if os(Linux)
     /// How many kept-alive connections wait idle for the next request.
     var idleConnectionCount: Int { client.pool.count }
-
-    /// The executor a run of requests to `url`'s server may prefer (`withTaskExecutorPreference`):
-    /// the event loop of an idle connection to it, or the loop a new connection made from the run
-    /// would use. Requests sent one after another from a task that prefers it are written, and
-    /// their answers read, on the thread that resumes the task: no other thread is woken in
-    /// between. Pushes and pulls use it; so can an app's own run of requests.
-    /// - Parameter url: a URL of the server.
-    /// - Returns: the executor, or nil when `url` is not an `http` or `https` URL with a host.
-    public func executor(for url: URL) -> (any TaskExecutor)? {
-        client.executor(for: url)
-    }
 
     /// Closes the kept-alive connections no request is using, and returns once they are closed.
     func closeIdleConnections() async {
