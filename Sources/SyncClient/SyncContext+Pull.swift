@@ -34,6 +34,9 @@ extension SyncContext {
         var skip = query.options.skip ?? 0
         var received = 0
         var count = PullCount(incremental: tokenKey != nil)
+        // The ids (ASCII case folded) read with the token's own `updatedAt` since the token was
+        // set: the rows a `$skip` under that token passes over.
+        var atToken = Set<String>()
         /// The request of the next page, from the query as it stands.
         func pageURL() throws -> URL {
             var description = query.description(table: table)
@@ -62,6 +65,18 @@ extension SyncContext {
             let stamps = tokenKey == nil ? [] : page.updatedAtMilliseconds
             var advanced: (key: String, milliseconds: Int64)?
             if let tokenKey, let latest = stamps.lazy.compactMap({ $0 }).max(), latest > token { advanced = (tokenKey, latest) }
+            // G2 pages on by `$skip` past the rows at the token, taking them to stay put. A page
+            // read so (`$skip` > 0) that holds one of them with a later `updatedAt` shows that it
+            // was written again between the two requests: it left its place, so the skip passed
+            // over a row the pull has not read (one written just before it, say). Such a page
+            // does not move the token: the pull reads again from the same token.
+            let boundaryMoved =
+                advanced != nil && skip > 0
+                && zip(page.items, stamps).contains { item, stamp in
+                    guard let stamp, stamp > token, let id = item[SystemProperty.id]?.stringValue else { return false }
+                    return atToken.contains(ASCIICase.fold(id))
+                }
+            if boundaryMoved { advanced = nil }
             let save = advanced
             received += page.items.count
             // The next request follows from this page alone: it is under way while this page is
@@ -70,6 +85,10 @@ extension SyncContext {
             if let advanced {
                 // The token moved: re-query from the new bound (a link would page the old one).
                 token = advanced.milliseconds
+                skip = 0
+                atToken = []
+                next = try pageURL()
+            } else if boundaryMoved {
                 skip = 0
                 next = try pageURL()
             } else if tokenKey == nil, let top = query.options.top, received >= top {
@@ -80,6 +99,9 @@ extension SyncContext {
             } else {
                 skip += page.items.count
                 next = try pageURL()
+            }
+            for (item, stamp) in zip(page.items, stamps) where stamp == token {
+                if let id = item[SystemProperty.id]?.stringValue { atToken.insert(ASCIICase.fold(id)) }
             }
             if let next {
                 async let following = fetchPage(next, features: features, run: run)

@@ -4,7 +4,10 @@ import SyncWire
 
 /// A device that pulls one table the way G2 clients do: `updatedAt ge <token>`, ordered by
 /// `updatedAt`, in pages, re-querying from the newest timestamp a page carried and skipping over
-/// the rows it already read at that timestamp. It keeps the newest state of every row it read.
+/// the rows it already read at that timestamp. Like `SyncContext`'s pull, a page read past those
+/// rows that holds one of them with a later timestamp (it was written again meanwhile, so the
+/// skip passed over another row) sends it back to the same token. It keeps the newest state of
+/// every row it read.
 struct IncrementalReader {
     let table: String
     let pageSize: Int
@@ -23,6 +26,8 @@ struct IncrementalReader {
     /// One incremental pull: pages until one comes back empty.
     mutating func pull(_ client: HTTPTestClient, from server: URL) async throws {
         var skip = 0
+        // The ids read with the token's own timestamp since it was set.
+        var atToken = Set<String>()
         while true {
             let filter = ODataQuery.encode("updatedAt ge datetimeoffset'\(token)'")
             let uri = "/tables/\(table)?$filter=\(filter)&$orderby=updatedAt&$top=\(pageSize)&$skip=\(skip)&__includeDeleted=true"
@@ -32,19 +37,27 @@ struct IncrementalReader {
             let page = reply.array
             if page.isEmpty { return }
             var latest = token
+            var moved = false
+            var read: [(id: String, stamp: String)] = []
             for item in page {
                 guard let id = item[SystemProperty.id]?.stringValue, let stamp = item[SystemProperty.updatedAt]?.stringValue else {
                     throw ReaderError.malformed
                 }
                 rows[id] = item
                 latest = max(latest, stamp)
+                moved = moved || (skip > 0 && stamp > token && atToken.contains(id))
+                read.append((id, stamp))
             }
-            if latest > token {
+            if moved {
+                skip = 0
+            } else if latest > token {
                 token = latest
                 skip = 0
+                atToken = []
             } else {
                 skip += page.count
             }
+            for (id, stamp) in read where stamp == token { atToken.insert(id) }
         }
     }
 
