@@ -34,9 +34,8 @@ extension SyncContext {
         var skip = query.options.skip ?? 0
         var received = 0
         var count = PullCount(incremental: tokenKey != nil)
-        // The ids (ASCII case folded) read with the token's own `updatedAt` since the token was
-        // set: the rows a `$skip` under that token passes over.
-        var atToken = Set<String>()
+        // The most items a page of this pull held: the server's page holds at least as many.
+        var largestPage = 0
         /// The request of the next page, from the query as it stands.
         func pageURL() throws -> URL {
             var description = query.description(table: table)
@@ -63,20 +62,23 @@ extension SyncContext {
             checkpoint?(.pullPage)
             // The latest `updatedAt` over every item (also those skipped or deleted).
             let stamps = tokenKey == nil ? [] : page.updatedAtMilliseconds
-            var advanced: (key: String, milliseconds: Int64)?
-            if let tokenKey, let latest = stamps.lazy.compactMap({ $0 }).max(), latest > token { advanced = (tokenKey, latest) }
-            // G2 pages on by `$skip` past the rows at the token, taking them to stay put. A page
-            // read so (`$skip` > 0) that holds one of them with a later `updatedAt` shows that it
-            // was written again between the two requests: it left its place, so the skip passed
-            // over a row the pull has not read (one written just before it, say). Such a page
-            // does not move the token: the pull reads again from the same token.
-            let boundaryMoved =
-                advanced != nil && skip > 0
-                && zip(page.items, stamps).contains { item, stamp in
-                    guard let stamp, stamp > token, let id = item[SystemProperty.id]?.stringValue else { return false }
-                    return atToken.contains(ASCIICase.fold(id))
-                }
-            if boundaryMoved { advanced = nil }
+            let advanced: (key: String, milliseconds: Int64)? =
+                if let tokenKey, let latest = stamps.lazy.compactMap({ $0 }).max(), latest > token { (tokenKey, latest) } else { nil }
+            largestPage = max(largestPage, page.items.count)
+            // G2 pages on by `$skip` past the rows at the token, taking them to stay put. If one
+            // of them is written again between the two requests it leaves its place, and the skip
+            // passes over a row the pull has not read (one written just before it, say). So a
+            // page read past the token's rows that would move the token is set aside, and the
+            // pull reads again from the token with `$skip=0`: that page holds the token's rows and
+            // at least one newer, and moves the token with nothing skipped (one request more, when
+            // rows were written as the pull reached its end). Only when the token's rows fill a
+            // page of this server (stamps shared by many rows) would reading again meet the same
+            // page: then the skip is trusted, as G2 does.
+            if advanced != nil, skip > 0, skip < largestPage {
+                skip = 0
+                fetched = try await fetchPage(try pageURL(), features: features, run: run)
+                continue
+            }
             let save = advanced
             received += page.items.count
             // The next request follows from this page alone: it is under way while this page is
@@ -85,10 +87,6 @@ extension SyncContext {
             if let advanced {
                 // The token moved: re-query from the new bound (a link would page the old one).
                 token = advanced.milliseconds
-                skip = 0
-                atToken = []
-                next = try pageURL()
-            } else if boundaryMoved {
                 skip = 0
                 next = try pageURL()
             } else if tokenKey == nil, let top = query.options.top, received >= top {
@@ -99,9 +97,6 @@ extension SyncContext {
             } else {
                 skip += page.items.count
                 next = try pageURL()
-            }
-            for (item, stamp) in zip(page.items, stamps) where stamp == token {
-                if let id = item[SystemProperty.id]?.stringValue { atToken.insert(ASCIICase.fold(id)) }
             }
             if let next {
                 async let following = fetchPage(next, features: features, run: run)

@@ -80,21 +80,21 @@ import Testing
 
     /// G2 pages on by `$skip` past the rows at the token. When one of them is written again
     /// between two requests it leaves its place, and the skip passes over another row: a page read
-    /// with `$skip` that holds a row of the token's with a later `updatedAt` sends the pull back
-    /// to the same token with `$skip=0` (here `a`, written just before `b` moved, is read there).
+    /// with `$skip` that would move the token is set aside and the pull reads again from the same
+    /// token with `$skip=0` (here `a`, written just before `b` moved, is read there).
     @Test(arguments: StoreKind.allCases)
     func aRowAtTheTokenWrittenAgainSendsThePullBackToTheToken(kind: StoreKind) async throws {
-        try await withClient(kind) { f in
+        try await withClient(kind) { f async throws in
             let t1 = "2001-01-01T00:00:01.000Z", t2 = "2001-01-01T00:00:02.000Z"
             let t3 = "2001-01-01T00:00:03.000Z", t4 = "2001-01-01T00:00:04.000Z"
             f.transport.enqueuePage([serverItem("a", "1", updatedAt: t1), serverItem("b", "1", updatedAt: t2)])
             f.transport.enqueuePage([serverItem("b", "1", updatedAt: t2)])
             // a, then b, written again: `ge t2` is now [a@t3, b@t4], and `$skip=1` passes over a.
-            f.transport.enqueuePage([serverItem("B", "2", updatedAt: t4)])
+            f.transport.enqueuePage([serverItem("b", "2", updatedAt: t4)])
             f.transport.enqueuePage([serverItem("a", "2", updatedAt: t3), serverItem("b", "2", updatedAt: t4)])
             f.transport.enqueuePage([serverItem("b", "2", updatedAt: t4)])
             f.transport.enqueuePage([])
-            try await f.table().pull(queryId: "test_1")
+            #expect(try await f.table().pull(queryId: "test_1") == 4, "a and b, then their new versions; the page set aside is not counted")
             let requests = f.transport.requests.map(Self.query)
             #expect(requests.map { $0["$skip"] } == ["0", "0", "1", "0", "0", "1"])
             let since = ["1970-01-01T00:00:00.000Z", t2, t2, t2, t4, t4].map(Self.since)
@@ -104,19 +104,22 @@ import Testing
         }
     }
 
+    /// When the rows at the token fill a page of the server (a timestamp shared by many rows),
+    /// reading again from the token would meet the same page: the page after the skip is taken
+    /// as G2 takes it.
     @Test(arguments: StoreKind.allCases)
-    func aPageReadWithSkipThatMovesTheTokenWithNewRowsOnlyIsTrusted(kind: StoreKind) async throws {
-        try await withClient(kind) { f in
-            let t2 = "2001-01-01T00:00:02.000Z", t3 = "2001-01-01T00:00:03.000Z"
-            f.transport.enqueuePage([serverItem("b", "1", updatedAt: t2)])
-            f.transport.enqueuePage([serverItem("b", "1", updatedAt: t2)])
+    func whenTheTokensRowsFillAPageTheSkipIsTrusted(kind: StoreKind) async throws {
+        try await withClient(kind) { f async throws in
+            let same = "2001-01-01T00:00:02.000Z", t3 = "2001-01-01T00:00:03.000Z"
+            f.transport.enqueuePage([serverItem("a", "1", updatedAt: same), serverItem("b", "1", updatedAt: same)])
+            f.transport.enqueuePage([serverItem("a", "1", updatedAt: same), serverItem("b", "1", updatedAt: same)])
             f.transport.enqueuePage([serverItem("c", "1", updatedAt: t3)])
             f.transport.enqueuePage([serverItem("c", "1", updatedAt: t3)])
             f.transport.enqueuePage([])
-            try await f.table().pull(queryId: "test_1")
+            #expect(try await f.table().pull(queryId: "test_1") == 3)
             let requests = f.transport.requests.map(Self.query)
-            #expect(requests.map { $0["$skip"] } == ["0", "0", "1", "0", "1"])
-            #expect(requests.map { $0["$filter"] } == ["1970-01-01T00:00:00.000Z", t2, t2, t3, t3].map(Self.since))
+            #expect(requests.map { $0["$skip"] } == ["0", "0", "2", "0", "1"])
+            #expect(requests.map { $0["$filter"] } == ["1970-01-01T00:00:00.000Z", same, same, t3, t3].map(Self.since))
         }
     }
 

@@ -4,10 +4,10 @@ import SyncWire
 
 /// A device that pulls one table the way G2 clients do: `updatedAt ge <token>`, ordered by
 /// `updatedAt`, in pages, re-querying from the newest timestamp a page carried and skipping over
-/// the rows it already read at that timestamp. Like `SyncContext`'s pull, a page read past those
-/// rows that holds one of them with a later timestamp (it was written again meanwhile, so the
-/// skip passed over another row) sends it back to the same token. It keeps the newest state of
-/// every row it read.
+/// the rows it already read at that timestamp. Like `SyncContext`'s pull, it sets aside a page
+/// read past those rows that would move the token (one of them may have been written again
+/// meanwhile, so that the skip passed over another row) and reads again from the same token,
+/// unless the token's rows fill a page. It keeps the newest state of every row it read.
 struct IncrementalReader {
     let table: String
     let pageSize: Int
@@ -26,8 +26,7 @@ struct IncrementalReader {
     /// One incremental pull: pages until one comes back empty.
     mutating func pull(_ client: HTTPTestClient, from server: URL) async throws {
         var skip = 0
-        // The ids read with the token's own timestamp since it was set.
-        var atToken = Set<String>()
+        var largestPage = 0
         while true {
             let filter = ODataQuery.encode("updatedAt ge datetimeoffset'\(token)'")
             let uri = "/tables/\(table)?$filter=\(filter)&$orderby=updatedAt&$top=\(pageSize)&$skip=\(skip)&__includeDeleted=true"
@@ -36,28 +35,27 @@ struct IncrementalReader {
             guard reply.status == .ok else { throw ReaderError.status(reply.status.code, reply.errorMessage) }
             let page = reply.array
             if page.isEmpty { return }
+            largestPage = max(largestPage, page.count)
             var latest = token
-            var moved = false
-            var read: [(id: String, stamp: String)] = []
             for item in page {
-                guard let id = item[SystemProperty.id]?.stringValue, let stamp = item[SystemProperty.updatedAt]?.stringValue else {
+                guard item[SystemProperty.id]?.stringValue != nil, let stamp = item[SystemProperty.updatedAt]?.stringValue else {
                     throw ReaderError.malformed
                 }
-                rows[id] = item
                 latest = max(latest, stamp)
-                moved = moved || (skip > 0 && stamp > token && atToken.contains(id))
-                read.append((id, stamp))
             }
-            if moved {
+            if latest > token, skip > 0, skip < largestPage {
                 skip = 0
-            } else if latest > token {
+                continue
+            }
+            for item in page {
+                if let id = item[SystemProperty.id]?.stringValue { rows[id] = item }
+            }
+            if latest > token {
                 token = latest
                 skip = 0
-                atToken = []
             } else {
                 skip += page.count
             }
-            for (id, stamp) in read where stamp == token { atToken.insert(id) }
         }
     }
 
