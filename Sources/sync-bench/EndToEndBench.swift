@@ -231,14 +231,14 @@ struct EndToEndBench {
         let m = bench.operations
         var requests = bench.batchedPush ? "batched" : "one request each"
         if bench.pushParallelism > 1 { requests += ", \(bench.pushParallelism) in flight" }
-        let suffix = requests + (bench.pushDatabase == .memory ? ", server in memory" : "")
+        let place = bench.pushDatabase == .memory ? ", server in memory" : ""
+        let suffix = requests + place
         if selected.contains(.roundTrip) {
             var samples: [BenchSample] = []
             for run in 0..<bench.pushRuns {
                 bench.progress("round trip of \(m) requests, run \(run + 1) of \(bench.pushRuns)")
                 samples.append(try await sample(.roundTrip, store: scratch.path("round-trip.db"), encrypted: false, server: server, count: m))
             }
-            let place = bench.pushDatabase == .memory ? ", server in memory" : ""
             records.append(
                 BenchRecord(
                     workload: ClientWorkload.roundTrip.rawValue, title: "round trip: GET /health, one at a time\(place)", store: nil,
