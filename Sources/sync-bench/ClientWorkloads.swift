@@ -33,6 +33,8 @@ enum ClientWorkload: String, CaseIterable, ExpressibleByArgument, Sendable {
     case observedPull = "observed-pull"
     /// `count` requests of `GET /health`, one at a time, as a push sends its requests.
     case roundTrip = "round-trip"
+    /// `count` inserts, one at a time, over a bare socket (``BareSender``): the server alone.
+    case bareInserts = "bare-inserts"
     /// `count` inserts queued through the sync table (not measured), then one push.
     case pushInserts = "push-inserts"
     /// `count` rows of a store that pushed them updated through the sync table (not measured),
@@ -70,6 +72,8 @@ struct ChildWorkload: AsyncParsableCommand {
             report = try reference(at: url, encryption: encryption)
         case .roundTrip:
             report = try await roundTrip()
+        case .bareInserts:
+            report = try bareInserts()
         case .offlineWrites:
             report = try await withStore(url, encryption, create: true) { _, table in
                 let pushed = try table(BenchItems.pushedTable)
@@ -219,6 +223,30 @@ struct ChildWorkload: AsyncParsableCommand {
                 for _ in 0..<count { try await send() }
             }
         }
+    }
+
+    /// `count` inserts of new items sent one after another by a ``BareSender``; the requests are
+    /// written before the measured part, and a first insert (which creates the table) is sent
+    /// outside it.
+    private func bareInserts() throws -> ChildReport {
+        guard let server, let url = URL(string: server), let host = url.host, let port = url.port else {
+            throw BenchError("the bare inserts need --server")
+        }
+        let requests = try (0...count).map { try BareSender.insertRequest($0, host: "\(host):\(port)") }
+        var sender = try BareSender(server: url)
+        defer { sender.close() }
+        func send(_ request: [UInt8]) throws {
+            let status = try sender.send(request)
+            guard status == 201 else { throw BenchError("an insert over the bare socket answered \(status)") }
+        }
+        try send(requests[0])
+        let cpu = ProcessStatistics.ownCPUSeconds
+        let elapsed = try ContinuousClock().measure {
+            for request in requests.dropFirst() { try send(request) }
+        }
+        return ChildReport(
+            seconds: elapsed.seconds, items: count, transferred: nil, cpuSeconds: ProcessStatistics.ownCPUSeconds - cpu,
+            peakRSSBytes: ProcessStatistics.ownPeakResidentBytes)
     }
 
     /// The reference: the rows a pull writes, inserted straight through SQLCipher with the

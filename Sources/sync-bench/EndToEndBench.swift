@@ -29,7 +29,7 @@ struct EndToEndBench {
                 .reference, "reference: rows inserted straight through SQLCipher", count: n, runs: bench.runs, unit: "rows/s")
         }
         let pulls = !selected.isDisjoint(with: [.fullPull, .incrementalPull, .observedPull])
-        let pushes = !selected.isDisjoint(with: [.roundTrip, .pushInserts, .pushUpdates])
+        let pushes = !selected.isDisjoint(with: [.roundTrip, .bareInserts, .pushInserts, .pushUpdates])
         if pulls || (pushes && bench.pushDatabase == .file) {
             records += try await withServer(seeded: true) { server in
                 var records = pulls ? try await pullWorkloads(server) : []
@@ -233,16 +233,19 @@ struct EndToEndBench {
         if bench.pushParallelism > 1 { requests += ", \(bench.pushParallelism) in flight" }
         let place = bench.pushDatabase == .memory ? ", server in memory" : ""
         let suffix = requests + place
-        if selected.contains(.roundTrip) {
+        // The floors under a push of one request at a time: the client's transport with no table
+        // work (round trip), and the server's inserts with no client stack (bare inserts).
+        for (workload, selection, title) in [
+            (ClientWorkload.roundTrip, SyncBench.Workload.roundTrip, "round trip: GET /health, one at a time"),
+            (.bareInserts, .bareInserts, "inserts from a bare socket, one at a time"),
+        ] where selected.contains(selection) {
             var samples: [BenchSample] = []
             for run in 0..<bench.pushRuns {
-                bench.progress("round trip of \(m) requests, run \(run + 1) of \(bench.pushRuns)")
-                samples.append(try await sample(.roundTrip, store: scratch.path("round-trip.db"), encrypted: false, server: server, count: m))
+                bench.progress("\(workload.rawValue) of \(m) requests, run \(run + 1) of \(bench.pushRuns)")
+                let store = scratch.path("\(workload.rawValue).db")  // never opened
+                samples.append(try await sample(workload, store: store, encrypted: false, server: server, count: m))
             }
-            records.append(
-                BenchRecord(
-                    workload: ClientWorkload.roundTrip.rawValue, title: "round trip: GET /health, one at a time\(place)", store: nil,
-                    unit: "req/s", samples: samples))
+            records.append(BenchRecord(workload: workload.rawValue, title: title + place, store: nil, unit: "req/s", samples: samples))
         }
         guard !selected.isDisjoint(with: [.pushInserts, .pushUpdates]) else { return records }
         for encrypted in Self.kinds {

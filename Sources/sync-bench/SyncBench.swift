@@ -24,6 +24,9 @@ struct SyncBench: AsyncParsableCommand {
               round-trip        M requests of GET /health, one at a time, through the client's HTTP
                                 transport as a push sends: the floor under a push of one request
                                 at a time (both HTTP stacks, loopback, no table work)
+              bare-inserts      M inserts, one at a time, from a bare socket (ready-made HTTP/1.1 text,
+                                no client stack, no store) to the pushes' server: what the server
+                                alone allows a push of one request at a time
               push-inserts      M queued inserts pushed; push-updates: M queued updates pushed
               offline-writes    M inserts through the sync table (row and queued operation each)
               encrypt, rotate   sync-keys encrypt / rotate on a store of --store-megabytes MB
@@ -80,7 +83,7 @@ struct SyncBench: AsyncParsableCommand {
     /// The workloads `sync-bench` can run, in the order they run and are printed.
     enum Workload: String, CaseIterable {
         case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", observedPull = "observed-pull"
-        case roundTrip = "round-trip", pushInserts = "push-inserts", pushUpdates = "push-updates"
+        case roundTrip = "round-trip", bareInserts = "bare-inserts", pushInserts = "push-inserts", pushUpdates = "push-updates"
         case offlineWrites = "offline-writes", liveLatency = "live-latency"
         case encrypt, rotate, store, keyDerivation = "key-derivation"
     }

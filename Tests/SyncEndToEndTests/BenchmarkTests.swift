@@ -94,16 +94,18 @@ import Testing
         }
 
         // The pushes can also go to a second server that keeps its tables in memory; the round
-        // trip (GET /health one at a time) goes to the pushes' server.
+        // trip (GET /health one at a time) and the bare inserts go to the pushes' server.
         let memory = try await bench.run(
-            ["--workloads", "round-trip,push-inserts,push-updates", "--push-database", "memory", "--operations", "10", "--json"],
+            ["--workloads", "round-trip,bare-inserts,push-inserts,push-updates", "--push-database", "memory", "--operations", "10", "--json"],
             environment: ["TMPDIR": scratch.url.path])
         #expect(memory.exitCode == 0, "\(memory)")
         let pushed = try JSONDecoder().decode([Record].self, from: Data(memory.stdout.utf8))
-        #expect(Set(pushed.map(\.workload)) == ["round-trip", "push-inserts", "push-updates"] && pushed.count == 5)
+        #expect(Set(pushed.map(\.workload)) == ["round-trip", "bare-inserts", "push-inserts", "push-updates"] && pushed.count == 6)
         #expect(pushed.allSatisfy { $0.items == 10 && $0.rate > 0 })
-        let roundTrip = try #require(pushed.first { $0.workload == "round-trip" })
-        #expect(roundTrip.store == nil && roundTrip.unit == "req/s" && (roundTrip.serverCPUSeconds ?? -1) >= 0)
+        for floor in ["round-trip", "bare-inserts"] {
+            let record = try #require(pushed.first { $0.workload == floor })
+            #expect(record.store == nil && record.unit == "req/s" && (record.serverCPUSeconds ?? -1) >= 0, "\(floor)")
+        }
 
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
         #expect(processes(mentioning: scratch.url.path).isEmpty)
