@@ -1,9 +1,7 @@
-import Foundation
-import SyncWire
-
 #if canImport(Glibc)
+import Foundation
 import Glibc
-#endif
+import SyncWire
 
 /// Inserts sent one at a time over a bare socket: a blocking TCP connection, each request written
 /// as ready-made HTTP/1.1 text and its answer read to the end of its body, with no client stack
@@ -120,3 +118,4 @@ struct BareSender {
         return value
     }
 }
+#endif

@@ -229,6 +229,7 @@ struct ChildWorkload: AsyncParsableCommand {
     /// written before the measured part, and a first insert (which creates the table) is sent
     /// outside it.
     private func bareInserts() throws -> ChildReport {
+        #if canImport(Glibc)
         guard let server, let url = URL(string: server), let host = url.host, let port = url.port else {
             throw BenchError("the bare inserts need --server")
         }
@@ -247,6 +248,9 @@ struct ChildWorkload: AsyncParsableCommand {
         return ChildReport(
             seconds: elapsed.seconds, items: count, transferred: nil, cpuSeconds: ProcessStatistics.ownCPUSeconds - cpu,
             peakRSSBytes: ProcessStatistics.ownPeakResidentBytes)
+        #else
+        throw BenchError("the bare inserts use Glibc's sockets: Linux only")
+        #endif
     }
 
     /// The reference: the rows a pull writes, inserted straight through SQLCipher with the
