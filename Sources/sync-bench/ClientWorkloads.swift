@@ -73,7 +73,7 @@ struct ChildWorkload: AsyncParsableCommand {
         case .roundTrip:
             report = try await roundTrip()
         case .bareInserts:
-            report = try bareInserts()
+            report = try await bareInserts()
         case .offlineWrites:
             report = try await withStore(url, encryption, create: true) { _, table in
                 let pushed = try table(BenchItems.pushedTable)
@@ -228,7 +228,7 @@ struct ChildWorkload: AsyncParsableCommand {
     /// `count` inserts of new items sent one after another by a ``BareSender``; the requests are
     /// written before the measured part, and a first insert (which creates the table) is sent
     /// outside it.
-    private func bareInserts() throws -> ChildReport {
+    private func bareInserts() async throws -> ChildReport {
         #if canImport(Glibc)
         guard let server, let url = URL(string: server), let host = url.host, let port = url.port else {
             throw BenchError("the bare inserts need --server")
@@ -241,13 +241,9 @@ struct ChildWorkload: AsyncParsableCommand {
             guard status == 201 else { throw BenchError("an insert over the bare socket answered \(status)") }
         }
         try send(requests[0])
-        let cpu = ProcessStatistics.ownCPUSeconds
-        let elapsed = try ContinuousClock().measure {
+        return try await measure(items: count) {
             for request in requests.dropFirst() { try send(request) }
         }
-        return ChildReport(
-            seconds: elapsed.seconds, items: count, transferred: nil, cpuSeconds: ProcessStatistics.ownCPUSeconds - cpu,
-            peakRSSBytes: ProcessStatistics.ownPeakResidentBytes)
         #else
         throw BenchError("the bare inserts use Glibc's sockets: Linux only")
         #endif
