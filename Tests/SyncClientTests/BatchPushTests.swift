@@ -211,7 +211,7 @@ import Testing
 
     /// Batches are pipelined: while a batch is at the server, the next operations are claimed
     /// and the next batch written; it goes only once the batch before it is answered.
-    @Test(.timeLimit(.minutes(1)), arguments: StoreKind.allCases)
+    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
     func theNextBatchIsClaimedWhileOneIsAtTheServerAndSentAfterItsAnswer(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             let most = 64  // one batch per claim (a push claims at least 64 operations at a time)
@@ -228,8 +228,7 @@ import Testing
                     if count == 3 * most { thirdClaimed.open() }
                 })
             await context.setPushBatching(.automatic)
-            let table = try context.syncTable("todo")
-            for i in 0..<(3 * most) { try await table.insert(todo(String(format: "i%03d", i), "new \(i)")) }
+            try await Self.queueInserts(f, count: 3 * most)
             Self.enqueueCapabilities(f, most: most)
             let answered = Mutex(0)
             for batch in 0..<3 {
@@ -247,15 +246,15 @@ import Testing
             #expect(try await context.pendingOperationsCount == 0)
             #expect(f.transport.requests.map(\.line) == ["GET /app/capabilities"] + Array(repeating: "POST /app/batch/todo", count: 3))
             let ids = f.transport.requests.dropFirst().flatMap { Self.operations(of: $0).compactMap { $0["item"]?.objectValue?["id"]?.stringValue } }
-            #expect(ids == (0..<(3 * most)).map { String(format: "i%03d", $0) }, "queue order")
-            #expect(try await f.row("i191")?["version"] == "v1")
+            #expect(ids == (0..<(3 * most)).map { String(format: "i%04d", $0) }, "queue order")
+            #expect(try await f.row("i0191")?["version"] == "v1")
         }
     }
 
     /// A batch ready beside the one at the server is sent when that one is answered, while the
     /// push is still busy in the store (here: its claim of the third batch, held until the
     /// second batch has reached the server).
-    @Test(.timeLimit(.minutes(1)), arguments: StoreKind.allCases)
+    @Test(.timeLimit(.minutes(2)), arguments: StoreKind.allCases)
     func aReadyBatchIsSentWhileThePushIsInTheStore(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             let most = 64
@@ -269,8 +268,7 @@ import Testing
             }
             let context = SyncContext(client: f.client, store: store)
             await context.setPushBatching(.automatic)
-            let table = try context.syncTable("todo")
-            for i in 0..<(3 * most) { try await table.insert(todo(String(format: "i%03d", i), "new \(i)")) }
+            try await Self.queueInserts(f, count: 3 * most)
             Self.enqueueCapabilities(f, most: most)
             f.transport.enqueue { request in
                 await thirdClaimHeld.wait()
@@ -285,7 +283,7 @@ import Testing
             try await context.push()
             #expect(try await context.pendingOperationsCount == 0)
             let ids = f.transport.requests.dropFirst().flatMap { Self.operations(of: $0).compactMap { $0["item"]?.objectValue?["id"]?.stringValue } }
-            #expect(ids == (0..<(3 * most)).map { String(format: "i%03d", $0) }, "queue order")
+            #expect(ids == (0..<(3 * most)).map { String(format: "i%04d", $0) }, "queue order")
         }
     }
 
