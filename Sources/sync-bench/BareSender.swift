@@ -13,6 +13,8 @@ struct BareSender {
     static let table = "benchBare"
 
     private let socket: Int32
+    /// The `Host` header of every request: the server's address and port.
+    private let host: String
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// Connects to `server` (`http://HOST:PORT`, an IPv4 address).
@@ -37,6 +39,7 @@ struct BareSender {
             throw BenchError("connect() to \(host):\(port) failed: errno \(errno)")
         }
         self.socket = socket
+        self.host = "\(host):\(port)"
     }
 
     /// Closes the connection.
@@ -45,12 +48,12 @@ struct BareSender {
     }
 
     /// The request text of an insert of item `index` with a new id.
-    static func insertRequest(_ index: Int, host: String) throws -> [UInt8] {
+    func insertRequest(_ index: Int) throws -> [UInt8] {
         var item = BenchItems.userItem(index)
         item[SystemProperty.id] = .string(UUID().uuidString)
         let body = try JSONCoding.encode(item)
         let head =
-            "POST /tables/\(table) HTTP/1.1\r\nHost: \(host)\r\nAccept: application/json\r\nContent-Type: application/json\r\n"
+            "POST /tables/\(Self.table) HTTP/1.1\r\nHost: \(host)\r\nAccept: application/json\r\nContent-Type: application/json\r\n"
             + "\(WireHeader.apiVersion): 2.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
         return Array(head.utf8) + body
     }

@@ -230,12 +230,10 @@ struct ChildWorkload: AsyncParsableCommand {
     /// outside it.
     private func bareInserts() async throws -> ChildReport {
         #if canImport(Glibc)
-        guard let server, let url = URL(string: server), let host = url.host, let port = url.port else {
-            throw BenchError("the bare inserts need --server")
-        }
-        let requests = try (0...count).map { try BareSender.insertRequest($0, host: "\(host):\(port)") }
+        guard let server, let url = URL(string: server) else { throw BenchError("the bare inserts need --server") }
         var sender = try BareSender(server: url)
         defer { sender.close() }
+        let requests = try (0...count).map { try sender.insertRequest($0) }
         func send(_ request: [UInt8]) throws {
             let status = try sender.send(request)
             guard status == 201 else { throw BenchError("an insert over the bare socket answered \(status)") }
