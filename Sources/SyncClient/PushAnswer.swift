@@ -1,7 +1,7 @@
 import Foundation
 import SyncWire
 
-/// How a push reads the server's answer to one operation beyond its status (protocol.md §1.4.2):
+/// How a push reads the server's answer to one operation beyond its status (docs/protocol.md §1.4.2):
 /// the server's copy of the item behind a refusal, an item deleted on the server, and whether a
 /// copy is what the client sent (an operation that already reached the server).
 enum PushAnswer {

@@ -3,7 +3,7 @@ public import SyncWire
 import Synchronization
 
 /// Sees every operation a push sends, and may resolve conflicts as they happen
-/// (protocol.md §1.4.3). Both requirements have defaults: send as is, and do nothing at the end.
+/// (docs/protocol.md §1.4.3). Both requirements have defaults: send as is, and do nothing at the end.
 ///
 /// ```swift
 /// struct ClientWins: SyncConflictHandler {

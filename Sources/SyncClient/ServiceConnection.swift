@@ -1,7 +1,7 @@
 import Foundation
 import SyncWire
 
-/// The feature codes of `X-ZUMO-FEATURES` (protocol.md §1.4.2).
+/// The feature codes of `X-ZUMO-FEATURES` (docs/protocol.md §1.4.2).
 enum Feature: String, Sendable, Hashable, Comparable {
     case untypedTable = "TU"
     case typedTable = "TT"

@@ -4,7 +4,7 @@ import SyncStore
 import SyncWire
 
 extension SyncContext {
-    /// Pulls server items of `table` into the local store (protocol.md §1.5). See
+    /// Pulls server items of `table` into the local store (docs/protocol.md §1.5). See
     /// ``SyncTable/pull(_:queryId:pageSize:)``.
     func pull(table: String, query: Query, queryId: String?, pageSize: Int) async throws -> Int {
         try PullValidation.check(query, queryId: queryId)
@@ -158,9 +158,9 @@ extension SyncContext {
     }
 }
 
-/// The checks a pull (and a purge's query id) makes before anything is sent (protocol.md §1.5.1).
+/// The checks a pull (and a purge's query id) makes before anything is sent (docs/protocol.md §1.5.1).
 enum PullValidation {
-    /// Items asked for per request unless the caller says otherwise (protocol.md pins 50 for
+    /// Items asked for per request unless the caller says otherwise (docs/protocol.md pins 50 for
     /// the G2 clients; a G2 server caps or pages a larger `$top` as it likes).
     static let defaultPageSize = 1000
 

@@ -3,7 +3,7 @@ import SyncStore
 import SyncWire
 
 extension SyncContext {
-    /// Deletes local rows of `table` (protocol.md §1.5.5). See
+    /// Deletes local rows of `table` (docs/protocol.md §1.5.5). See
     /// ``SyncTable/purge(_:queryId:force:)``.
     func purge(table: String, query: Query?, queryId: String?, force: Bool) async throws {
         if let queryId { try PullValidation.checkQueryId(queryId) }

@@ -5,7 +5,7 @@ import SyncWire
 
 extension SyncContext {
     /// Pushes every pending operation to the server, one request per operation, in queue order
-    /// across all tables (protocol.md §1.4); see ``setPushBatching(_:)`` and
+    /// across all tables (docs/protocol.md §1.4); see ``setPushBatching(_:)`` and
     /// ``setPushParallelism(_:)`` for the two ways of sending more at once.
     ///
     /// A successful insert or update stores the server's answer locally (its version, timestamps)

@@ -10,7 +10,7 @@ import Synchronization
 /// An actor; safe to share. Push, pull and purge never overlap: they run one at a time in call
 /// order. Local writes (``SyncTable/insert(_:)`` and friends) run at any time, also while a push
 /// is in flight; the in-flight rule keeps a newer local edit from being overwritten by the
-/// answer to an older push (protocol.md §1.3).
+/// answer to an older push (docs/protocol.md §1.3).
 ///
 /// A context is made for one ``MobileServiceClient``, whose backend it pushes to and pulls from:
 ///

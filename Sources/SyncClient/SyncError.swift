@@ -126,10 +126,10 @@ extension SyncError {
     public static let invalidTableName = SyncError(.invalidTableName)
     /// The item cannot be stored: not a JSON object, or it lacks what the call needs.
     public static let invalidItem = SyncError(.invalidItem)
-    /// The item id is not a valid string id (protocol.md §2.6), or not a string at all.
+    /// The item id is not a valid string id (docs/protocol.md §2.6), or not a string at all.
     public static let invalidItemID = SyncError(.invalidItemID)
     /// The write conflicts with the pending operation of the same item (the collapse rules of
-    /// protocol.md §1.3: nothing may follow a delete, and an insert may not follow anything).
+    /// docs/protocol.md §1.3: nothing may follow a delete, and an insert may not follow anything).
     public static let operationNotAllowed = SyncError(.operationNotAllowed)
     /// An insert of an id that already exists in the local table.
     public static let itemAlreadyExists = SyncError(.itemAlreadyExists)

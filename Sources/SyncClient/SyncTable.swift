@@ -132,7 +132,7 @@ extension SyncContext {
     }
 }
 
-/// Checks of item ids before anything is written (protocol.md §2.6).
+/// Checks of item ids before anything is written (docs/protocol.md §2.6).
 enum ItemValidation {
     /// The item's string id; a new one when it has none and `generateIfMissing`.
     static func id(of item: JSONObject, generateIfMissing: Bool) throws -> String {

@@ -1,7 +1,7 @@
 import SyncStore
 
 /// What to do with the queue when a new local write meets the pending operation of the same item
-/// (protocol.md §1.3). A pure decision table, tested over every pair.
+/// (docs/protocol.md §1.3). A pure decision table, tested over every pair.
 enum CondenseAction: Sendable, Hashable {
     /// No pending operation: append a new one.
     case add

@@ -6,7 +6,7 @@ import SyncWire
 import Synchronization
 import Testing
 
-/// The conflict handler hooks of protocol.md §1.4.3: use client, use server, cancel; and the
+/// The conflict handler hooks of docs/protocol.md §1.4.3: use client, use server, cancel; and the
 /// end-of-push hook. Case 22.
 @Suite struct ConflictHandlerTests {
     enum Policy: Sendable { case client, server, cancel }

@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// The resolution calls on a TableOperationError: protocol.md §3 cases 23–25 and the others.
+/// The resolution calls on a TableOperationError: docs/protocol.md §3 cases 23–25 and the others.
 @Suite struct ErrorResolutionTests {
     /// Queues an insert of `a`, pushes it against a 409 and returns the recorded error.
     func failedInsert(_ f: ClientFixture) async throws -> TableOperationError {

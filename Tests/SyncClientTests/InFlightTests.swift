@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// The in-flight rule (protocol.md §1.3): a local edit made while its item's request is on the
+/// The in-flight rule (docs/protocol.md §1.3): a local edit made while its item's request is on the
 /// wire is never overwritten by the answer, and is pushed by the next push.
 @Suite struct InFlightTests {
     /// Scripts one answer that waits for `gate`, then echoes the request with `version`.

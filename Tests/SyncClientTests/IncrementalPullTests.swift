@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// Incremental pull by query id (protocol.md §1.5.4): cases 35, 37, 38, 41, 45.
+/// Incremental pull by query id (docs/protocol.md §1.5.4): cases 35, 37, 38, 41, 45.
 @Suite struct IncrementalPullTests {
     static func query(_ request: SyncRequest) -> [String: String] {
         Dictionary(request.queryItems.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })

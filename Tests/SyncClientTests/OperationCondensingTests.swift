@@ -4,7 +4,7 @@ import Testing
 
 @testable import SyncClient
 
-/// The collapse table of protocol.md §1.3 as a pure function, over every (existing, new) pair.
+/// The collapse table of docs/protocol.md §1.3 as a pure function, over every (existing, new) pair.
 @Suite struct OperationCondensingTests {
     typealias Kind = TableOperation.Kind
     typealias State = TableOperation.State

@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// Pull without a query id: protocol.md §3 cases 30, 31, 34, 42, 43, 44.
+/// Pull without a query id: docs/protocol.md §3 cases 30, 31, 34, 42, 43, 44.
 @Suite struct PullTests {
     static func items(_ range: Range<Int>) -> [JSONObject] {
         range.map { serverItem(String(format: "item-%03d", $0), "text \($0)") }

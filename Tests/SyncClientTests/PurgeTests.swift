@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// Purge and force purge (protocol.md §1.5.5): cases 46, 47, 49, 51.
+/// Purge and force purge (docs/protocol.md §1.5.5): cases 46, 47, 49, 51.
 @Suite struct PurgeTests {
     // Case 46
     @Test(arguments: StoreKind.allCases)

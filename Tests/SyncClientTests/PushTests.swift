@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// Push: protocol.md §3 cases 15–20 and 28, status handling, aborts.
+/// Push: docs/protocol.md §3 cases 15–20 and 28, status handling, aborts.
 @Suite struct PushTests {
     // Case 15
     @Test(arguments: StoreKind.allCases)

@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// Local writes and the operation queue: protocol.md §3 cases 1–9, ordering, atomicity.
+/// Local writes and the operation queue: docs/protocol.md §3 cases 1–9, ordering, atomicity.
 @Suite struct QueueTests {
     // Case 1
     @Test(arguments: StoreKind.allCases)

@@ -4,7 +4,7 @@ import SyncServer
 import SyncWire
 import Testing
 
-/// The server acceptance cases of protocol.md §3 (52–62) and the status codes of §2.7.
+/// The server acceptance cases of docs/protocol.md §3 (52–62) and the status codes of §2.7.
 @Suite struct ProtocolTests {
     @Test(arguments: StorageFactory.all)
     func case52APIVersionIsRequiredInAnyCaseOrAsAQueryParameter(_ storage: StorageFactory) async throws {
