@@ -16,7 +16,7 @@ do {
 }
 // Tables in memory or in PostgreSQL: Swift concurrency's jobs run on the server's event loops, not
 // on a pool of their own, so a request's handler and the storage run on the thread that read the
-// request, with no hand-off between threads (docs/performance-log.md). Not for an SQLite file,
+// request, with no hand-off between threads (docs/performance.md, "The server"). Not for an SQLite file,
 // whose every commit waits for the disk: the event loops would wait with it.
 if command.tasksRunOnEventLoops {
     NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()

@@ -8,7 +8,7 @@ internal import VaporCSQLite
 ///
 /// Why not sqlite-nio's `SQLiteConnection`: it prepares every statement again and runs each on
 /// a thread pool, answering through an event loop: for a single write, the preparing was 9 % of
-/// the server's CPU and the three thread hops a good part of the rest (docs/performance-log.md).
+/// the server's CPU and the three thread hops a good part of the rest (docs/performance.md, "The server").
 ///
 /// Not Sendable: ``SQLiteTableStorage`` owns it and calls it from its actor only, one statement
 /// at a time. A call holds its thread for the statement's time (a commit to a file: its sync).
