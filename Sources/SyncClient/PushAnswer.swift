@@ -69,7 +69,7 @@ enum PushAnswer {
     // MARK: the server's copy of what was sent
 
     /// Whether the server's copy holds the user values that were sent: the rule that settles an
-    /// operation which may already have reached the server (README, "Crash-safe push").
+    /// operation which may already have reached the server (the SyncClient article "The offline flow, with conflicts").
     ///
     /// - The system properties (`createdAt`, `updatedAt`, `version`, `deleted`, any case) are
     ///   not compared; the ids match whatever their ASCII case.

@@ -4,7 +4,7 @@ import SyncWire
 import Synchronization
 
 /// Whether a push sends several operations of one table in one request: the batch extension of
-/// the reference server (README, "The batch extension").
+/// the reference server (docs/server.md, "The batch extension").
 public enum PushBatching: Sendable, Hashable {
     /// One request per operation (the default, and the only way of the protocol itself).
     case off

@@ -3,7 +3,7 @@ import Foundation
 import SyncCLI
 
 /// `sync-keys`: key management for a CipherSync store. Every command is a thin layer over
-/// `StoreKeys` (SyncKeyMaintenance) and SyncCLI; the README's "Keys and rotation" section is its manual.
+/// `StoreKeys` (SyncKeyMaintenance) and SyncCLI; docs/sync-keys.md is its manual.
 /// `main.swift` runs it through `CommandRunner`.
 struct SyncKeysTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -45,7 +45,7 @@ struct DeviceOptions: ParsableArguments {
 
     /// Opens the device, creating the store (and asking for a new passphrase) on first use.
     func open() async throws -> TodoDevice {
-        // The test-only crash switch (README, "test-only switches"); nil on every device.
+        // The test-only crash switch (CONTRIBUTING.md, "Test-only switches"); nil on every device.
         let fault = try FaultInjection.fromEnvironment(steps: SyncCheckpoint.allCases.map(\.rawValue))
         let url = URL(fileURLWithPath: store)
         let exists = FileManager.default.fileExists(atPath: url.path)

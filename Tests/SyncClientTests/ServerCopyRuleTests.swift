@@ -8,7 +8,7 @@ import Testing
 
 @testable import SyncClient
 
-/// The rule that decides whether the server's copy holds what was sent (README, "A crash during
+/// The rule that decides whether the server's copy holds what was sent (the SyncClient article "The offline flow, with conflicts": "A crash during
 /// a push creates no conflict"), case by case; and the checkpoints a crash test can stop at.
 @Suite struct ServerCopyRuleTests {
     static let sent: JSONObject = ["id": "a-1", "text": "milk", "count": 1, "price": 1.5, "done": false, "tags": ["x", 2], "note": nil]

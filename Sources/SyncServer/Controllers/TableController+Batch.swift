@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import SyncWire
 
-/// The batch extension (README, "The batch extension"): `GET /capabilities` says whether the
+/// The batch extension (docs/server.md, "The batch extension"): `GET /capabilities` says whether the
 /// server takes batches and how large, `POST /batch/{table}` applies up to that many writes of
 /// one table in one request and answers each one as its own request would have been answered.
 extension TableController {
