@@ -5,6 +5,9 @@ let package = Package(
     name: "CipherSync",
     platforms: [.macOS(.v15)],
     products: [
+        // The one product an app imports (`import CipherSync`): the client, the stores, secrets, JSON
+        // values and queries, and their errors. The products below it are the modules it is made of.
+        .library(name: "CipherSync", targets: ["CipherSync"]),
         .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
         .library(name: "SyncKeys", targets: ["SyncKeys"]),
         .library(name: "SyncWire", targets: ["SyncWire"]),
@@ -68,6 +71,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux])),
             ]),
+
+        // The one module an app imports: chosen re-exports of the client, the stores, their keys,
+        // secrets and the JSON/query model (Sources/CipherSync/CipherSync.swift).
+        .target(name: "CipherSync", dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncWire"]),
 
         .target(
             name: "SyncServer",
@@ -140,6 +147,9 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncSQL", "SyncTestSupport"]),
+        // The Swift code blocks of README.md and the DocC articles, compiled against `import CipherSync`
+        // alone (scripts/examples writes them into Examples.swift; a test checks it is up to date).
+        .testTarget(name: "DocumentationExamplesTests", dependencies: ["CipherSync"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
         .testTarget(
             name: "SyncKeyMaintenanceTests",
