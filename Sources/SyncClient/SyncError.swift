@@ -27,6 +27,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case pullCancelled, purgeBlockedByPendingOperations, purgeCancelled
         // resolution of operation errors
         case operationNotFound, operationChanged
+        case resolutionWouldRepeat
         // requests
         case transportFailed, authenticationRequired, conflict, preconditionFailed, deletedOnServer, missingOnServer
         case requestFailed
@@ -177,6 +178,10 @@ extension SyncError {
     public static let operationNotFound = SyncError(.operationNotFound)
     /// The operation changed after the error was recorded (a newer local write); push again.
     public static let operationChanged = SyncError(.operationChanged)
+    /// The resolution would send the server the request it refused, unchanged (the same kind,
+    /// item and version: it could only be refused again, and again); nothing was changed. Choose
+    /// another resolution (the server's copy, a changed item, or cancel).
+    public static let resolutionWouldRepeat = SyncError(.resolutionWouldRepeat)
 
     // MARK: requests
 
