@@ -25,6 +25,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case pushAbortedByLocalStore, pushCancelled
         // pull and purge
         case pullCancelled, purgeBlockedByPendingOperations, purgeCancelled
+        case itemIDCaseClash
         // resolution of operation errors
         case operationNotFound, operationChanged
         case resolutionWouldRepeat
@@ -171,6 +172,11 @@ extension SyncError {
     /// The purge's task was cancelled while it waited for a running push or pull; nothing was
     /// deleted.
     public static let purgeCancelled = SyncError(.purgeCancelled)
+    /// The pull met two server items whose ids differ only in ASCII case (`dup` and `DUP`, on a
+    /// backend that compares ids exactly): the client holds one item per folded id, so it kept
+    /// the one it had and left the other alone; the rest of the pull was applied. The clashes are
+    /// in ``itemIDCaseClashes`` and ``SyncContext/itemIDCaseClashes()``.
+    public static let itemIDCaseClash = SyncError(.itemIDCaseClash)
 
     // MARK: resolution
 
