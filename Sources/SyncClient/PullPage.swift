@@ -65,37 +65,3 @@ enum DeltaToken {
         Date(timeIntervalSince1970: (Double(milliseconds) + 0.1) / 1000)
     }
 }
-
-/// The store step of a pull: one transaction per page.
-enum PullSteps {
-    /// Applies a page: items without a valid id are ignored, items with a pending operation are
-    /// skipped (the local edit wins until pushed; ids match whatever their ASCII case),
-    /// `deleted: true` items are deleted locally and the others upserted in one batch (the store
-    /// keeps no `deleted` flag); then the delta token is saved, if it advanced.
-    /// - Returns: the positions in the page of the items written or deleted, in order.
-    @discardableResult
-    static func apply(
-        _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, in writer: any StoreWriter
-    ) throws -> [Int] {
-        let pending = Set(try writer.operations(table: table).map { ItemID.key($0.itemId) })
-        var upserts: [JSONObject] = []
-        var deletes: [String] = []
-        var applied: [Int] = []
-        for (position, item) in page.items.enumerated() {
-            guard let id = item[SystemProperty.id]?.stringValue, ItemID.isValid(id), pending.isEmpty || !pending.contains(ItemID.key(id))
-            else {
-                continue
-            }
-            if item[SystemProperty.deleted]?.boolValue == true {
-                deletes.append(id)
-            } else {
-                upserts.append(item)
-            }
-            applied.append(position)
-        }
-        if !deletes.isEmpty { try writer.delete(table: table, ids: deletes) }
-        if !upserts.isEmpty { try writer.upsert(table: table, items: upserts, ignoreMissingColumns: false) }
-        if let token { try writer.setConfigValue(DeltaToken.text(milliseconds: token.milliseconds), forKey: token.key) }
-        return applied
-    }
-}

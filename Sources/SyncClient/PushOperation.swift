@@ -116,7 +116,8 @@ public final class PushOperation: Sendable {
     ///
     /// A refusal about the item (409 or 412; 404 or 410 for an update) is read with the server's
     /// copy: the answer's body when it is the server's item (it has a `version`), otherwise the
-    /// item read by id (`GET`, deleted ones included). When the operation ``mayHaveReachedServer``
+    /// item read by id (`GET`, deleted ones included; through a `$filter` on the id when the read
+    /// by id answers 404, as a server that ignores `__includeDeleted` there does). When the operation ``mayHaveReachedServer``
     /// and that copy holds what was sent, the earlier attempt was applied: the copy is returned as
     /// the success it was. A delete whose item the server has deleted or does not have succeeds.
     ///
@@ -193,23 +194,15 @@ public final class PushOperation: Sendable {
     }
 
     /// The server's copy of the item behind a refusal: the answer's body when it is the server's
-    /// item, else read by id with the deleted ones (a transport failure of that read aborts the
-    /// push; the operation stays queued).
+    /// item, else read by id with the deleted ones, and through a filter when the read by id
+    /// answers 404 (``ServiceConnection/serverCopy(table:id:run:)``; a transport failure of that
+    /// read aborts the push; the operation stays queued).
     private func serverCopy(after response: SyncResponse, body: JSONObject??) async throws -> PushAnswer.ServerCopy {
         let answered = body ?? ServiceConnection.item(from: response)
         if let item = answered, item[SystemProperty.version]?.stringValue != nil {
             return PushAnswer.ServerCopy(item: item)
         }
-        let url = try connection.tableURL(operation.table, id: operation.itemId, query: [(WireHeader.includeDeleted, "true")])
-        let fetched = try await connection.send(try connection.request(.get, url: url, features: [.untypedTable, .offline]), run: run)
-        switch fetched.statusCode {
-        case 200..<300:
-            return ServiceConnection.item(from: fetched).map(PushAnswer.ServerCopy.init(item:)) ?? .init(state: .unknown)
-        case 404: return .init(state: .missing)
-        case 410: return .init(state: .deleted)
-        case 401: throw ServiceConnection.error(for: fetched)
-        default: return .init(state: .unknown)
-        }
+        return try await connection.serverCopy(table: operation.table, id: operation.itemId, run: run)
     }
 
     private func makeRequest(item: JSONObject) throws -> SyncRequest {

@@ -18,6 +18,14 @@ public enum PushBatching: Sendable, Hashable {
     case automatic
 }
 
+/// What a server advertises of the batch extension (``SyncContext/serverBatchCapability()``).
+public struct BatchCapability: Sendable, Hashable {
+    /// The most operations one batch may carry.
+    public let maxOperations: Int
+    /// The largest request body the server takes, in bytes, when it says.
+    public let maxBytes: Int?
+}
+
 extension SyncContext {
     /// Sets whether later pushes send batches.
     /// - Parameter batching: ``PushBatching/automatic`` to batch where the server can.
@@ -39,17 +47,31 @@ extension SyncContext {
     func batchLimit(run: RunHandle) async throws -> Int {
         guard pushBatching == .automatic, conflictHandler == nil else { return 1 }
         if let advertisedBatchLimit { return advertisedBatchLimit }
-        let request = try connection.request(.get, url: try connection.url(["capabilities"]), features: [.offline])
-        let response = try await connection.send(request, run: run)
-        var limit = 1
-        if response.statusCode == 200, let capabilities = ServiceConnection.item(from: response),
-            case .object(let batch)? = capabilities["batch"], let most = batch["maxOperations"]?.intValue, most > 1
-        {
-            limit = Int(min(most, Int64(Self.maximumBatchOperations)))
-            if let bytes = batch["maxBytes"]?.intValue, bytes > 0 { advertisedBatchBytes = Int(bytes) }
-        }
+        let capability = try await batchCapability(run: run)
+        let limit = capability.map { min($0.maxOperations, Self.maximumBatchOperations) } ?? 1
+        if let bytes = capability?.maxBytes { advertisedBatchBytes = bytes }
         advertisedBatchLimit = limit
         return limit
+    }
+
+    /// Asks the server what it advertises of the batch extension (`GET /capabilities`), whatever
+    /// the context's ``PushBatching``: for an app or tool that shows it.
+    /// - Returns: the server's batch limits, or `nil` when it takes no batches (any answer but a
+    ///   200 to `/capabilities`, no `batch` in it, or a limit of one operation).
+    /// - Throws: ``SyncError/transportFailed`` when the server cannot be reached,
+    ///   ``SyncError/cancelled``.
+    public func serverBatchCapability() async throws -> BatchCapability? {
+        try await batchCapability(run: nil)
+    }
+
+    private func batchCapability(run: RunHandle?) async throws -> BatchCapability? {
+        let request = try connection.request(.get, url: try connection.url(["capabilities"]), features: [.offline])
+        let response = try await connection.send(request, run: run)
+        guard response.statusCode == 200, let capabilities = ServiceConnection.item(from: response),
+            case .object(let batch)? = capabilities["batch"], let most = batch["maxOperations"]?.intValue, most > 1
+        else { return nil }
+        let bytes = batch["maxBytes"]?.intValue.flatMap { $0 > 0 ? Int(clamping: $0) : nil }
+        return BatchCapability(maxOperations: Int(clamping: most), maxBytes: bytes)
     }
 
     /// What became of a batch request.

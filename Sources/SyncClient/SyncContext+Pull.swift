@@ -36,6 +36,7 @@ extension SyncContext {
         var count = PullCount(incremental: tokenKey != nil)
         // The most items a page of this pull held: the server's page holds at least as many.
         var largestPage = 0
+        var clashes: [ItemIDCaseClash] = []
         /// The request of the next page, from the query as it stands.
         func pageURL() throws -> URL {
             var description = query.description(table: table)
@@ -100,17 +101,65 @@ extension SyncContext {
             }
             if let next {
                 async let following = fetchPage(next, features: features, run: run)
-                let applied = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
-                record(applied, of: page, stamps: stamps, table: table, token: token, in: &count)
+                let applied = try await applyPage(page, table: table, token: save, run: run)
+                record(applied.positions, of: page, stamps: stamps, table: table, token: token, in: &count)
+                clashes += applied.clashes
                 fetched = try await following
             } else {
-                let applied = try await write { try PullSteps.apply(page, table: table, token: save, in: $0) }
-                record(applied, of: page, stamps: stamps, table: table, token: token, in: &count)
+                let applied = try await applyPage(page, table: table, token: save, run: run)
+                record(applied.positions, of: page, stamps: stamps, table: table, token: token, in: &count)
+                clashes += applied.clashes
             }
         }
         emit(.pullFinished(table: table, items: count.items))
         logger.debug("Pull finished", metadata: ["table": "\(table)", "items": "\(count.items)"])
+        if !clashes.isEmpty {
+            logger.info("Server items whose ids differ only in letter case were not merged", metadata: ["table": "\(table)"])
+            throw SyncError(
+                .itemIDCaseClash, reason: "The server has items whose ids differ only in letter case; each was left alone, not merged.",
+                underlying: ItemIDCaseClashes(clashes: clashes))
+        }
         return count.items
+    }
+
+    /// Applies a page (``PullSteps/apply(_:table:token:in:)``); the items spelled otherwise than
+    /// their id's local row are settled by asking the server for the row's spelling
+    /// (``verdict(_:table:run:)``), then applied in a second transaction, which saves the token.
+    private func applyPage(
+        _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, run: RunHandle
+    ) async throws -> PullSteps.Applied {
+        var applied = try await write { try PullSteps.apply(page, table: table, token: token, in: $0) }
+        guard !applied.unsettled.isEmpty else { return applied }
+        var verdicts: [(PullSteps.Unsettled, PullSteps.Verdict)] = []
+        for unsettled in applied.unsettled { verdicts.append((unsettled, try await verdict(unsettled, table: table, run: run))) }
+        let settled = try await write { [verdicts] in try PullSteps.settle(verdicts, of: page, table: table, token: token, in: $0) }
+        applied.positions = (applied.positions + settled.positions).sorted()
+        applied.clashes += settled.clashes
+        applied.unsettled = []
+        return applied
+    }
+
+    /// What the server holds under a local row's spelling (`$filter=id eq '…'`, deleted items
+    /// included): that spelling live (another item: a clash), deleted or absent (the row is
+    /// stale), or the same item spelled otherwise (a server that folds ASCII case).
+    /// - Throws: ``SyncError/requestFailed`` when the server does not answer the read with a page
+    ///   (the pull stops before saving the token, so the page is read again next time), or the
+    ///   errors of a request.
+    private func verdict(_ unsettled: PullSteps.Unsettled, table: String, run: RunHandle) async throws -> PullSteps.Verdict {
+        let found: [JSONObject]?
+        do {
+            found = try await connection.items(withID: unsettled.stored, table: table, run: run)
+        } catch let error as SyncError where error == .cancelled {
+            throw SyncError(.pullCancelled, reason: "The pull was cancelled.", underlying: error)
+        }
+        guard let found else {
+            throw SyncError(.requestFailed, reason: "The server did not answer a read of one item id with a page.")
+        }
+        if let exact = found.first(where: { $0[SystemProperty.id]?.stringValue == unsettled.stored }) {
+            return PushAnswer.isDeleted(exact) ? .staleRow : .clash
+        }
+        let same = found.contains { $0[SystemProperty.id]?.stringValue.map { ItemID.sameItem($0, unsettled.stored) } == true }
+        return same ? .sameItem : .staleRow
     }
 
     /// Counts the items of `page` at `applied` (after which the pull's token is `token`; `stamps`

@@ -21,6 +21,7 @@ extension SyncContext {
                 if force {
                     try writer.deleteOperations(table: table)
                     try writer.deleteConfigValues(withPrefix: DeltaToken.prefix(table: table))
+                    try ClashRecords.update(table: table, adding: [], ending: nil, in: writer)
                 }
                 if let queryId { try writer.deleteConfigValue(forKey: DeltaToken.key(table: table, queryId: queryId)) }
                 if let filter {

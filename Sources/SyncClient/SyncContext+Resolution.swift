@@ -21,6 +21,7 @@ extension SyncContext {
         default: break
         }
         let checked = resolution
+        let refused = RefusedRequest(error)
         try await write { writer in
             var operation = try Self.unchangedOperation(operationId, version: version, in: writer)
             switch checked {
@@ -39,9 +40,11 @@ extension SyncContext {
                     kept[SystemProperty.id] = .string(itemId)
                     operation.item = kept
                     try writer.delete(table: table, ids: [itemId])
+                    try refused?.check(kind: kind, item: kept)
                 } else {
                     operation.item = nil
                     if let item { try writer.upsert(table: table, items: [item], ignoreMissingColumns: false) }
+                    try refused?.check(kind: kind, item: try writer.lookup(table: table, id: itemId))
                 }
                 try PendingOperationQueue.touch(&operation, in: writer)
             }
@@ -68,6 +71,7 @@ extension SyncContext {
         default: throw ServiceConnection.error(for: response)
         }
         let sent = error.item
+        let refused = RefusedRequest(error)
         try await write { writer in
             var operation = try Self.unchangedOperation(operationId, version: version, in: writer)
             var row = try writer.lookup(table: table, id: itemId) ?? sent ?? [SystemProperty.id: .string(itemId)]
@@ -81,6 +85,7 @@ extension SyncContext {
             } else {
                 row[SystemProperty.version] = nil
                 operation.kind = .insert
+                try refused?.check(kind: .insert, item: row)
             }
             try writer.upsert(table: table, items: [row], ignoreMissingColumns: false)
             operation.item = nil

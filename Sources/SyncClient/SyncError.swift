@@ -25,8 +25,10 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case pushAbortedByLocalStore, pushCancelled
         // pull and purge
         case pullCancelled, purgeBlockedByPendingOperations, purgeCancelled
+        case itemIDCaseClash
         // resolution of operation errors
         case operationNotFound, operationChanged
+        case resolutionWouldRepeat
         // requests
         case transportFailed, authenticationRequired, conflict, preconditionFailed, deletedOnServer, missingOnServer
         case requestFailed
@@ -170,6 +172,11 @@ extension SyncError {
     /// The purge's task was cancelled while it waited for a running push or pull; nothing was
     /// deleted.
     public static let purgeCancelled = SyncError(.purgeCancelled)
+    /// The pull met two server items whose ids differ only in ASCII case (`dup` and `DUP`, on a
+    /// backend that compares ids exactly): the client holds one item per folded id, so it kept
+    /// the one it had and left the other alone; the rest of the pull was applied. The clashes are
+    /// in ``itemIDCaseClashes`` and ``SyncContext/itemIDCaseClashes()``.
+    public static let itemIDCaseClash = SyncError(.itemIDCaseClash)
 
     // MARK: resolution
 
@@ -177,6 +184,10 @@ extension SyncError {
     public static let operationNotFound = SyncError(.operationNotFound)
     /// The operation changed after the error was recorded (a newer local write); push again.
     public static let operationChanged = SyncError(.operationChanged)
+    /// The resolution would send the server the request it refused, unchanged (the same kind,
+    /// item and version: it could only be refused again, and again); nothing was changed. Choose
+    /// another resolution (the server's copy, a changed item, or cancel).
+    public static let resolutionWouldRepeat = SyncError(.resolutionWouldRepeat)
 
     // MARK: requests
 

@@ -13,7 +13,8 @@ extension TableOperationError {
         /// refusal whose copy is deleted. Resolve with ``restoreAndUpdate()`` (restore it with
         /// the local change) or ``acceptDelete()``.
         case deletedOnServer
-        /// The server does not have the item (a refusal whose item cannot be read by id).
+        /// The server does not have the item (a refusal whose item cannot be read by id, nor
+        /// through a `$filter` on the id).
         /// Resolve with ``keepLocalChange()`` (insert it again) or ``acceptDelete()``.
         case missingOnServer
     }
@@ -28,9 +29,11 @@ extension TableOperationError {
     ///   is dropped);
     /// - not a conflict (a 400, a 5xx): the operation is sent again as it is.
     ///
-    /// - Throws: ``SyncError/operationNotFound``, ``SyncError/operationChanged``,
-    ///   ``SyncError/localStoreFailed``; for an item deleted on the server, the errors of
-    ///   ``restoreAndUpdate()``. Nothing changes when it throws.
+    /// - Throws: ``SyncError/resolutionWouldRepeat`` when the change would go again as the very
+    ///   request the server refused (an insert refused with a 409 whose item the server does not
+    ///   show: it would be refused again, forever); ``SyncError/operationNotFound``,
+    ///   ``SyncError/operationChanged``, ``SyncError/localStoreFailed``; for an item deleted on the
+    ///   server, the errors of ``restoreAndUpdate()``. Nothing changes when it throws.
     public func keepLocalChange() async throws {
         switch conflict {
         case .deletedOnServer?:
@@ -63,8 +66,9 @@ extension TableOperationError {
     ///   ``SyncError/operationChanged`` (checked before anything is sent, and again after);
     ///   ``SyncError/preconditionFailed`` (the server changed the item again: push again for a
     ///   fresh conflict), ``SyncError/transportFailed``, ``SyncError/authenticationRequired``,
-    ///   ``SyncError/requestFailed``, ``SyncError/localStoreFailed``. The queue is unchanged when
-    ///   it throws.
+    ///   ``SyncError/requestFailed``, ``SyncError/localStoreFailed``;
+    ///   ``SyncError/resolutionWouldRepeat`` when the server no longer has the item and the insert
+    ///   to queue is the request it refused. The queue is unchanged when it throws.
     public func restoreAndUpdate() async throws {
         try await context.restore(self)
     }

@@ -97,6 +97,8 @@ public struct TableOperationError: Error, Sendable, Identifiable, CustomStringCo
     /// the local row for an insert or update, kept in the operation for a delete. To win a
     /// conflict, pass your values with the server's `version`.
     /// - Throws: ``SyncError/invalidItem`` when `item`'s id is not this error's item id,
+    ///   ``SyncError/resolutionWouldRepeat`` when this is a conflict and the operation would send
+    ///   the refused request unchanged (the same kind, values and version),
     ///   ``SyncError/operationNotFound``, ``SyncError/operationChanged``,
     ///   ``SyncError/localStoreFailed``.
     public func keepAndUpdate(_ item: JSONObject) async throws {

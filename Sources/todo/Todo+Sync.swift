@@ -10,9 +10,13 @@ extension Todo {
     struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Send the queued changes to the server.")
         @OptionGroup var device: DeviceOptions
+        @OptionGroup var push: PushOptions
 
         func run() async throws {
-            let pushed = try await device.with { d in try await Output.withProgress(d) { try await d.push() } }
+            let pushed = try await device.with { d in
+                try await push.apply(to: d)
+                return try await Output.withProgress(d) { try await d.push() }
+            }
             Terminal.print("pushed \(pushed) change\(pushed == 1 ? "" : "s")")
         }
     }
@@ -31,9 +35,13 @@ extension Todo {
         static let configuration = CommandConfiguration(
             abstract: "Push, then pull. Offline, it says how many changes stay queued and exits 5.")
         @OptionGroup var device: DeviceOptions
+        @OptionGroup var push: PushOptions
 
         func run() async throws {
-            let result = try await device.with { d in try await Output.withProgress(d) { try await d.sync() } }
+            let result = try await device.with { d in
+                try await push.apply(to: d)
+                return try await Output.withProgress(d) { try await d.sync() }
+            }
             Terminal.print(
                 "pushed \(result.pushed) change\(result.pushed == 1 ? "" : "s"), pulled \(result.pulled) item\(result.pulled == 1 ? "" : "s")")
         }

@@ -165,7 +165,9 @@ import Testing
                 f,
                 [
                     try Self.response(status, ["id": "a", "text": "my edit"]), try Self.response(404, ["error": "not found"]),
+                    SyncResponse(statusCode: 200, body: Data("[]".utf8)),  // nor through a filter on the id
                 ])
+            #expect(f.transport.requests.map(\.line) == ["PATCH /app/tables/todo/a", "GET /app/tables/todo/a", "GET /app/tables/todo"])
             #expect(failure.conflict == .missingOnServer && failure.isConflict && failure.serverItem == nil)
             #expect(failure.statusCode == status)
             // "Use client" inserts it again.
