@@ -9,6 +9,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -119,7 +120,7 @@ class Run:
             if self.devices[event.target].send(command) is None:
                 self.skipped += 1
             return
-        self.faults[event.kind] += 1
+        self.faults["offline-burst" if event.args.get("burst") else event.kind] += 1
         if event.kind == "kill-device":
             device = self.devices[event.target]
             if device.alive:
@@ -267,6 +268,9 @@ def main():
     parser.add_argument("--no-build", action="store_true", help="use the binaries already built")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ciphersync-chaos"))
     options = parser.parse_args()
+    # Stopped by a signal, a campaign still stops its processes and its cluster (the finally blocks).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # The checker's own tests first: a checker that cannot fail proves nothing.
     import test_check
     import unittest
