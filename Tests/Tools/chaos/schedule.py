@@ -81,6 +81,8 @@ def make_schedule(seed, shape):
                 add(t, "cmd", device, op="passphrase")
             elif roll < 0.93:
                 add(t, "cmd", device, op="rotate")
+            elif roll < 0.96:
+                add(t, "cmd", device, op="push", mode=rng.choice(PUSH_MODES))
             else:
                 # An offline burst: the device is cut off while it writes several times.
                 length = rng.uniform(1.5, 4.0)
@@ -103,6 +105,6 @@ def make_schedule(seed, shape):
         else:
             kind = rng.choice(("partition", "drop", "delay", "cut", "reset"))
             add(t, kind, rng.choice(devices), seconds=round(rng.uniform(0.5, 3.0), 3), delay=round(rng.uniform(0.05, 1.5), 3))
-        t += rng.uniform(1.0, 4.0)
+        t += rng.uniform(0.5, 2.0)
     events.sort()
     return policies, events
