@@ -99,7 +99,11 @@ class ServerInstance:
         self.starts = 0
 
     def start(self):
-        for _ in range(20):
+        """Starts the instance; while its database is away it does not listen, so it is tried
+        again, for about a minute."""
+        if self.alive:
+            return True
+        for _ in range(12):
             log = open(self.log_path, "ab")
             self.process = subprocess.Popen(
                 [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--database", self.database,
@@ -107,7 +111,7 @@ class ServerInstance:
                  "--change-poll-interval", "100"],
                 stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
             log.close()
-            ready, _, _ = select.select([self.process.stdout], [], [], 15)
+            ready, _, _ = select.select([self.process.stdout], [], [], 5)
             line = self.process.stdout.readline().decode() if ready else ""
             if line.startswith("listening on "):
                 self.port = int(line.strip().rsplit(":", 1)[1])

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -88,13 +89,15 @@ class Run:
     def play(self):
         begin = time.monotonic()
         timers = []  # (time, action) for restarts and heals
+        workers = []  # restarts run on threads of their own: a server waits for its database
         for event in self.events:
             while True:
                 now = time.monotonic() - begin
                 due = [timer for timer in timers if timer[0] <= now]
                 for timer in due:
                     timers.remove(timer)
-                    timer[1]()
+                    workers.append(threading.Thread(target=timer[1]))
+                    workers[-1].start()
                 if now >= event.t:
                     break
                 time.sleep(min(0.02, event.t - now))
@@ -108,6 +111,8 @@ class Run:
             time.sleep(0.02)
             if now > end + 5:
                 break
+        for worker in workers:
+            worker.join()
 
     def dispatch(self, event, begin, timers):
         later = lambda seconds, action: timers.append((time.monotonic() - begin + seconds, action))
