@@ -140,6 +140,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // One device of the chaos suite (scripts/chaos): a store and a sync context driven by
+        // commands on standard input, writing a history log. Not a product.
+        .executableTarget(
+            name: "chaos-device",
+            dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncWire", "SyncTestSupport"]),
+
         // MARK: Test support (not a product)
         .target(
             name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient", "SyncSQL", "SyncSQLite"],

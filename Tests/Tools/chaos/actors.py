@@ -1,0 +1,228 @@
+"""The processes of a chaos run: a private PostgreSQL cluster, sync-server instances, devices."""
+import base64
+import glob
+import hashlib
+import hmac
+import json
+import os
+import queue
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def mint_token(secret, subject, lifetime=86400):
+    """An HS256 sign-in token for sync-server --jwt-secret-file (as scripts/mint-token makes)."""
+    b64 = lambda data: base64.urlsafe_b64encode(data).rstrip(b"=")
+    header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    claims = b64(json.dumps({"sub": subject, "exp": int(time.time()) + lifetime}).encode())
+    signature = b64(hmac.new(secret, header + b"." + claims, hashlib.sha256).digest())
+    return (header + b"." + claims + b"." + signature).decode()
+
+
+class PostgresCluster:
+    """A private cluster in a temporary directory (as the postgres user when run as root), one
+    per campaign; each run gets a database of its own. stop() (immediate: a crash) and start()
+    make a storage outage. synchronous_commit stays on: with it off, PostgreSQL acknowledges
+    commits it has not written, and a crash loses them (the suite's first PostgreSQL run found
+    that in its own setup). fsync is off: the machine itself never crashes here."""
+
+    def __init__(self):
+        bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+        if not bins:
+            raise RuntimeError("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin): run scripts/setup")
+        self.bin = bins[-1]
+        self.dir = tempfile.mkdtemp(prefix="ciphersync-chaos-pg-")
+        os.chmod(self.dir, 0o755)
+        self.as_user = []
+        if os.getuid() == 0:
+            if subprocess.run(["id", "-u", "postgres"], capture_output=True).returncode != 0:
+                subprocess.run(["useradd", "--system", "--no-create-home", "postgres"], check=True)
+            shutil.chown(self.dir, "postgres")
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        subprocess.run(
+            self.as_user + [f"{self.bin}/initdb", "-D", f"{self.dir}/data", "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                            "--locale=C", "--no-sync"], check=True, capture_output=True)
+        self.port = free_port()
+        self.running = False
+        self.start()
+        # Should the campaign die without its finally blocks (kill -9), a watchdog stops the cluster.
+        watchdog = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+                    f"{' '.join(self.as_user)} {self.bin}/pg_ctl -D {self.dir}/data -m immediate -w stop; rm -rf {self.dir}")
+        subprocess.Popen(["bash", "-c", watchdog], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def start(self):
+        options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=on "
+                   "-c full_page_writes=off -c max_connections=300")
+        subprocess.run(self.as_user + [f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", "-l", f"{self.dir}/server.log", "-w",
+                                       "-t", "30", "-o", options, "start"], check=True, capture_output=True)
+        self.running = True
+
+    def stop(self, mode="immediate"):
+        subprocess.run(self.as_user + [f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", "-m", mode, "-w", "stop"],
+                       capture_output=True)
+        self.running = False
+
+    def create_database(self, name):
+        subprocess.run(self.as_user + [f"{self.bin}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres",
+                                       "-q", "-c", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+
+    def url(self, database):
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def destroy(self):
+        if self.running:
+            self.stop("fast")
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ServerInstance:
+    """One sync-server process; restarted on the port it first got."""
+
+    def __init__(self, name, binary, database, secret_file, directory):
+        self.name, self.binary, self.database, self.secret_file = name, binary, database, secret_file
+        self.log_path = os.path.join(directory, f"server-{name}.log")
+        self.port = 0
+        self.process = None
+        self.starts = 0
+
+    def start(self):
+        """Starts the instance; while its database is away it does not listen, so it is tried
+        again, for about a minute."""
+        if self.alive:
+            return True
+        for _ in range(12):
+            log = open(self.log_path, "ab")
+            self.process = subprocess.Popen(
+                [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--database", self.database,
+                 "--jwt-secret-file", self.secret_file, "--per-user-tables", "all", "--log-level", "warning",
+                 "--change-poll-interval", "100"],
+                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+            log.close()
+            ready, _, _ = select.select([self.process.stdout], [], [], 5)
+            line = self.process.stdout.readline().decode() if ready else ""
+            if line.startswith("listening on "):
+                self.port = int(line.strip().rsplit(":", 1)[1])
+                self.starts += 1
+                threading.Thread(target=self.process.stdout.read, daemon=True).start()
+                return True
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+            time.sleep(0.25)  # the port is still held, or the database is away
+        return False
+
+    @property
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self):
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def stop(self):
+        if self.alive:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.process = None
+
+
+class DeviceProcess:
+    """One chaos-device process. Commands are written to its standard input at once; replies
+    are read by a thread into a queue."""
+
+    def __init__(self, name, binary, directory, server_url, policy, seed):
+        self.name = name
+        self.binary = binary
+        self.directory = directory
+        store_dir = os.path.join(directory, "store")
+        os.makedirs(store_dir, mode=0o700, exist_ok=True)
+        os.chmod(store_dir, 0o700)
+        self.store = os.path.join(store_dir, "todos.db")
+        self.history = os.path.join(directory, "history.jsonl")
+        self.server_url = server_url
+        self.policy = policy
+        self.seed = seed
+        self.process = None
+        self.replies = queue.Queue()
+        self.counter = 0
+        self.starts = 0
+
+    def start(self):
+        environment = dict(os.environ, CHAOS_DEVICE=self.name, CHAOS_STORE=self.store, CHAOS_LOG=self.history,
+                           CHAOS_SERVER=self.server_url, CHAOS_POLICY=self.policy, CHAOS_SEED=str(self.seed + self.starts))
+        stderr = open(os.path.join(self.directory, "stderr.log"), "ab")
+        self.process = subprocess.Popen([self.binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                        env=environment)
+        stderr.close()
+        self.starts += 1
+        self.replies = queue.Queue()
+        threading.Thread(target=self._read, args=(self.process, self.replies), daemon=True).start()
+
+    @staticmethod
+    def _read(process, replies):
+        for line in process.stdout:
+            try:
+                replies.put(json.loads(line))
+            except ValueError:
+                pass
+        replies.put(None)
+
+    @property
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def send(self, command):
+        """Sends a command; returns its number, or None when the device is down."""
+        if not self.alive:
+            return None
+        self.counter += 1
+        command = dict(command, n=self.counter)
+        try:
+            self.process.stdin.write((json.dumps(command) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        return self.counter
+
+    def call(self, command, timeout):
+        """Sends a command and waits for its reply (earlier replies are dropped); None on timeout."""
+        number = self.send(command)
+        if number is None:
+            return None
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                reply = self.replies.get(timeout=remaining)
+            except queue.Empty:
+                return None
+            if reply is None:
+                return None
+            if reply.get("n") == number:
+                return reply
+
+    def kill(self):
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None

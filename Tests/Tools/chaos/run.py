@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""The chaos suite of CipherSync: devices, servers and a fault-injecting proxy per device on
+loopback, a seeded schedule of operations and faults, and a checker (see docs/chaos.md).
+
+    scripts/chaos [--runs N] [--seconds S] [--seed S] [--backend sqlite|postgres] [--keep]
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from actors import DeviceProcess, PostgresCluster, ServerInstance, mint_token  # noqa: E402
+from check import check, read_history  # noqa: E402
+from proxy import FAULT_KINDS, FaultProxy  # noqa: E402
+from schedule import Shape, device_instance, device_user, make_schedule  # noqa: E402
+
+SETTLE_ROUNDS = 6
+SETTLE_TIMEOUT = 120
+
+
+class Run:
+    def __init__(self, seed, shape, binaries, directory, cluster):
+        self.seed, self.shape, self.binaries, self.directory, self.cluster = seed, shape, binaries, directory, cluster
+        self.policies, self.events = make_schedule(seed, shape)
+        self.faults = Counter()
+        self.skipped = 0
+        self.secret = os.urandom(32).hex().encode()
+        secret_file = os.path.join(directory, "jwt-secret")
+        with open(secret_file, "wb") as file:
+            file.write(self.secret + b"\n")
+        os.chmod(secret_file, 0o600)
+        if shape.postgres:
+            name = f"chaos_{seed}_{int(time.time() * 1000) % 10**9}"
+            cluster.create_database(name)
+            database = cluster.url(name)
+        else:
+            database = "sqlite:" + os.path.join(directory, "server.db")
+        self.servers = {f"s{i}": ServerInstance(f"s{i}", binaries["sync-server"], database, secret_file, directory)
+                        for i in range(shape.instances)}
+        self.devices, self.proxies, self.users, self.passphrases, self.tokens = {}, {}, {}, {}, {}
+        for index in range(shape.devices):
+            name = f"d{index}"
+            self.users[name] = device_user(shape, index)
+            self.passphrases[name] = [f"chaos-{seed}-{name}-0"]
+
+    # MARK: lifecycle
+
+    def start(self):
+        for server in self.servers.values():
+            if not server.start():
+                raise RuntimeError(f"sync-server {server.name} did not start (see {server.log_path})")
+        for index, (name, user) in enumerate(self.users.items()):
+            server = self.servers[device_instance(self.shape, index)]
+            proxy = FaultProxy(server.port)
+            self.proxies[name] = proxy
+            self.tokens[name] = mint_token(self.secret, user)
+            directory = os.path.join(self.directory, name)
+            os.makedirs(directory, exist_ok=True)
+            self.devices[name] = DeviceProcess(
+                name, self.binaries["chaos-device"], directory, f"http://127.0.0.1:{proxy.port}", self.policies[name],
+                self.seed * 100 + index)
+            self.start_device(name)
+
+    def start_device(self, name):
+        device = self.devices[name]
+        device.start()
+        device.send({"op": "open", "token": self.tokens[name], "passphrases": list(reversed(self.passphrases[name]))})
+
+    def stop_all(self):
+        for device in self.devices.values():
+            device.kill()
+        for proxy in self.proxies.values():
+            proxy.close()
+        for server in self.servers.values():
+            server.stop()
+
+    # MARK: the schedule
+
+    def play(self):
+        begin = time.monotonic()
+        timers = []  # (time, action) for restarts and heals
+        workers = []  # restarts run on threads of their own: a server waits for its database
+        for event in self.events:
+            while True:
+                now = time.monotonic() - begin
+                due = [timer for timer in timers if timer[0] <= now]
+                for timer in due:
+                    timers.remove(timer)
+                    workers.append(threading.Thread(target=timer[1]))
+                    workers[-1].start()
+                if now >= event.t:
+                    break
+                time.sleep(min(0.02, event.t - now))
+            self.dispatch(event, begin, timers)
+        end = max([timer[0] for timer in timers] + [self.shape.seconds])
+        while timers:
+            now = time.monotonic() - begin
+            for timer in [timer for timer in timers if timer[0] <= now]:
+                timers.remove(timer)
+                timer[1]()
+            time.sleep(0.02)
+            if now > end + 5:
+                break
+        for worker in workers:
+            worker.join()
+
+    def dispatch(self, event, begin, timers):
+        later = lambda seconds, action: timers.append((time.monotonic() - begin + seconds, action))
+        if event.kind == "cmd":
+            command = dict(event.args)
+            if command["op"] == "passphrase":
+                new = f"chaos-{self.seed}-{event.target}-{len(self.passphrases[event.target])}"
+                self.passphrases[event.target].append(new)
+                command["new"] = new
+            if self.devices[event.target].send(command) is None:
+                self.skipped += 1
+            return
+        self.faults["offline-burst" if event.args.get("burst") else event.kind] += 1
+        if event.kind == "kill-device":
+            device = self.devices[event.target]
+            if device.alive:
+                device.kill()
+                later(event.args["down"], lambda: self.start_device(event.target))
+        elif event.kind == "kill-server":
+            server = self.servers[event.target]
+            if server.alive:
+                server.kill()
+                later(event.args["down"], server.start)
+        elif event.kind == "storage-outage":
+            if self.cluster.running:
+                self.cluster.stop()
+                later(event.args["seconds"], self.cluster.start)
+        elif event.kind in FAULT_KINDS:
+            proxy = self.proxies[event.target]
+            proxy.set_fault(event.kind, event.args.get("delay", 0.0))
+            later(event.args["seconds"], proxy.heal)
+
+    # MARK: settling and checking
+
+    def heal(self):
+        if self.cluster is not None and not self.cluster.running:
+            self.cluster.start()
+        for server in self.servers.values():
+            if not server.alive:
+                server.start()
+        for proxy in self.proxies.values():
+            proxy.heal()
+        for name, device in self.devices.items():
+            if not device.alive:
+                self.start_device(name)
+
+    def server_rows(self, user):
+        server = next(iter(self.servers.values()))
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.port}/tables/todos?__includeDeleted=true&$top=1000",
+            headers={"ZUMO-API-VERSION": "2.0.0", "X-ZUMO-AUTH": mint_token(self.secret, user)})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                body = json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            if error.code == 404:
+                return []  # the table was never written
+            raise
+        return body if isinstance(body, list) else body.get("results", body.get("items", []))
+
+    def settle(self):
+        """Syncs every device until each holds its user's server rows and nothing is pending."""
+        finals = {}
+        for round_number in range(1, SETTLE_ROUNDS + 1):
+            finals = {}
+            for name, device in self.devices.items():
+                finals[name] = device.call({"op": "settle"}, SETTLE_TIMEOUT)
+            rows = {user: self.server_rows(user) for user in set(self.users.values())}
+            quiet = True
+            for name, final in finals.items():
+                if not final or not final.get("ok") or final.get("pending") or final.get("errors"):
+                    quiet = False
+                    continue
+                local = sorted((r.get("id"), r.get("version"), r.get("text")) for r in final.get("rows", []))
+                remote = sorted((r.get("id"), r.get("version"), r.get("text")) for r in rows[self.users[name]]
+                                if not r.get("deleted"))
+                quiet = quiet and local == remote
+            if quiet:
+                return finals, rows, round_number
+        return finals, rows, SETTLE_ROUNDS
+
+    def verify(self):
+        results = {}
+        binary = self.binaries.get("sync-keys")
+        for name, device in self.devices.items():
+            device.call({"op": "close"}, 30)
+            device.kill()
+            if not binary:
+                results[name] = (False, "no sync-keys binary")
+                continue
+            environment = dict(os.environ, CIPHERSYNC_ALLOW_INSECURE_PROFILE="1")
+            done = subprocess.run([binary, "verify", "--store", device.store, "--passphrase-fd", "0", "--json"],
+                                  input=(self.passphrases[name][-1] + "\n").encode(), capture_output=True, env=environment)
+            if not verdict(done)[0]:
+                # A passphrase change that the device never reached leaves the earlier one.
+                for older in reversed(self.passphrases[name][:-1]):
+                    done = subprocess.run([binary, "verify", "--store", device.store, "--passphrase-fd", "0", "--json"],
+                                          input=(older + "\n").encode(), capture_output=True, env=environment)
+                    if verdict(done)[0]:
+                        break
+            results[name] = verdict(done)
+        return results
+
+    def execute(self):
+        self.start()
+        try:
+            self.play()
+            self.heal()
+            finals, rows, rounds = self.settle()
+            verifications = self.verify()
+        finally:
+            self.stop_all()
+        histories = {name: read_history(device.history) for name, device in self.devices.items()}
+        divergences, stats = check(list(self.devices), self.users, histories, rows, finals, verifications)
+        stats["settle rounds"] = rounds
+        stats["commands skipped (device down)"] = self.skipped
+        for proxy in self.proxies.values():
+            for kind, count in proxy.counts.items():
+                stats[f"proxy {kind} hits"] = stats.get(f"proxy {kind} hits", 0) + count
+        return divergences, stats
+
+
+def verdict(done):
+    """Whether `sync-keys verify --json` passed every check but the key-derivation floor (the
+    devices use the cheap test profile, which is below it by design); and a short text."""
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        return False, (done.stdout + done.stderr).decode(errors="replace")[-600:]
+    failed = [check for check in report.get("checks", []) if not check.get("passed") and check.get("name") != "kdf-floor"]
+    return not failed, "; ".join(f"{check.get('name')}: {check.get('detail')}" for check in failed)
+
+
+def build_binaries(no_build):
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    if not no_build:
+        for product in ("sync-server", "chaos-device", "sync-keys"):
+            subprocess.run(["swift", "build", "--product", product], cwd=root, check=True, stdin=subprocess.DEVNULL)
+    bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=root, check=True, capture_output=True,
+                              text=True).stdout.strip()
+    binaries = {name: os.path.join(bin_path, name) for name in ("sync-server", "chaos-device", "sync-keys")}
+    for name, path in binaries.items():
+        if not os.access(path, os.X_OK):
+            sys.exit(f"chaos: {path} is missing: run swift build --product {name}")
+    return binaries
+
+
+def main():
+    parser = argparse.ArgumentParser(prog="scripts/chaos", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1, help="runs in the campaign (seeds SEED, SEED+1, …)")
+    parser.add_argument("--seconds", type=float, default=40, help="seconds of operations and faults per run")
+    parser.add_argument("--seed", type=int, help="the first seed (a random one by default); one run replays it")
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
+                        help="sqlite: one server instance; postgres: two instances on a private cluster")
+    parser.add_argument("--devices", type=int, default=5)
+    parser.add_argument("--keep", action="store_true", help="keep the histories of runs that pass too")
+    parser.add_argument("--report", help="append one JSON line per run to this file")
+    parser.add_argument("--no-build", action="store_true", help="use the binaries already built")
+    parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ciphersync-chaos"))
+    options = parser.parse_args()
+    # Stopped by a signal, a campaign still stops its processes and its cluster (the finally blocks).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The checker's own tests first: a checker that cannot fail proves nothing.
+    import test_check
+    import unittest
+    outcome = unittest.TextTestRunner(verbosity=0).run(unittest.defaultTestLoader.loadTestsFromModule(test_check))
+    if not outcome.wasSuccessful():
+        sys.exit("chaos: the checker's own tests failed")
+    binaries = build_binaries(options.no_build)
+    postgres = options.backend == "postgres"
+    shape = Shape(seconds=options.seconds, devices=options.devices, instances=2 if postgres else 1, postgres=postgres)
+    first = options.seed if options.seed is not None else random.SystemRandom().randrange(1, 10**9)
+    cluster = PostgresCluster() if postgres else None
+    failed = 0
+    totals = Counter()
+    os.makedirs(options.workdir, exist_ok=True)
+    try:
+        for number in range(options.runs):
+            seed = first + number
+            directory = os.path.join(options.workdir, f"{options.backend}-{seed}")
+            shutil.rmtree(directory, ignore_errors=True)
+            os.makedirs(directory)
+            print(f"chaos: run {number + 1}/{options.runs} seed {seed} backend {options.backend} "
+                  f"({options.seconds:g} s, {shape.devices} devices)", flush=True)
+            run = Run(seed, shape, binaries, directory, cluster)
+            started = time.monotonic()
+            divergences, stats = run.execute()
+            elapsed = time.monotonic() - started
+            for key, value in stats.items():
+                totals[key] += value
+            for kind, count in run.faults.items():
+                totals[f"fault {kind}"] += count
+            record = {"seed": seed, "backend": options.backend, "seconds": options.seconds, "elapsed": round(elapsed, 1),
+                      "divergences": divergences, "faults": dict(run.faults), "stats": stats,
+                      "policies": run.policies}
+            if options.report:
+                with open(options.report, "a") as file:
+                    file.write(json.dumps(record) + "\n")
+            if divergences:
+                failed += 1
+                print(f"chaos: seed {seed} DIVERGED ({len(divergences)}); histories kept in {directory}", flush=True)
+                for line in divergences[:20]:
+                    print(f"  - {line}", flush=True)
+            else:
+                faults = ", ".join(f"{k} {v}" for k, v in sorted(run.faults.items()))
+                print(f"chaos: seed {seed} ok in {elapsed:.0f} s (faults: {faults}; "
+                      f"acknowledged writes {stats.get('acknowledged writes', 0)}, settle rounds {stats['settle rounds']})",
+                      flush=True)
+                if not options.keep:
+                    shutil.rmtree(directory, ignore_errors=True)
+    finally:
+        if cluster is not None:
+            cluster.destroy()
+    print(f"chaos: {options.runs - failed} of {options.runs} runs converged ({options.backend}, first seed {first})")
+    for key, value in sorted(totals.items()):
+        print(f"  {key}: {value}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Summarises campaign reports (scripts/chaos --report FILE) as the Markdown tables of docs/chaos.md.
+
+    python3 Tests/Tools/chaos/summary.py FILE…
+"""
+import json
+import sys
+from collections import Counter, defaultdict
+
+
+def main(paths):
+    runs = defaultdict(list)
+    for path in paths:
+        with open(path) as file:
+            for line in file:
+                record = json.loads(line)
+                runs[record["backend"]].append(record)
+    for backend, records in sorted(runs.items()):
+        faults, stats = Counter(), Counter()
+        for record in records:
+            faults.update(record["faults"])
+            stats.update({key: value for key, value in record["stats"].items() if isinstance(value, int)})
+        divergent = [record for record in records if record["divergences"]]
+        seeds = sorted(record["seed"] for record in records)
+        print(f"### {backend}: {len(records)} runs, {len(divergent)} divergent "
+              f"(seeds {seeds[0]}–{seeds[-1]}, {records[0]['seconds']:g} s each)\n")
+        print("| Fault | Injected |\n| --- | --- |")
+        for kind, count in sorted(faults.items()):
+            print(f"| {kind} | {count} |")
+        print("\n| Count | Total |\n| --- | --- |")
+        for key, value in sorted(stats.items()):
+            print(f"| {key} | {value} |")
+        for record in divergent:
+            print(f"\n- seed {record['seed']}: " + "; ".join(record["divergences"][:3]))
+        print()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__.strip())
+    main(sys.argv[1:])

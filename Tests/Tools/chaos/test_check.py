@@ -1,0 +1,83 @@
+"""The checker's own tests: each kind of divergence, made up in a small history, is reported, and
+a clean history is not. scripts/chaos runs them before every campaign."""
+import unittest
+
+from check import check
+
+T0 = 1_000_000.0
+
+
+def send(req, method, path, t, body=None, if_match=None, pid=1):
+    line = {"ev": "send", "pid": pid, "req": req, "method": method, "path": path, "t": t}
+    if body is not None:
+        line["body"] = body
+    if if_match:
+        line["ifMatch"] = f'"{if_match}"'
+    return line
+
+
+def recv(req, status, t, body=None, pid=1):
+    return {"ev": "recv", "pid": pid, "req": req, "status": status, "t": t, "body": body}
+
+
+def item(version, text, stamp, deleted=False, item_id="a"):
+    return {"id": item_id, "version": version, "text": text, "updatedAt": stamp, "deleted": deleted}
+
+
+def settled(rows):
+    return {"ok": True, "rows": rows, "pending": [], "errors": 0}
+
+
+class CheckerTests(unittest.TestCase):
+    def run_check(self, history, server, rows):
+        return check(["d0"], {"d0": "u0"}, {"d0": history}, {"u0": server}, {"d0": settled(rows)},
+                     {"d0": (True, "")})[0]
+
+    def test_a_clean_history_passes(self):
+        history = [send(1, "POST", "/tables/todos", T0, {"id": "a", "text": "x"}),
+                   recv(1, 201, T0 + 0.1, item("v1", "x", "2026-01-01T00:00:01.000Z")),
+                   send(2, "PATCH", "/tables/todos/a", T0 + 1, {"id": "a", "text": "y"}, if_match="v1"),
+                   recv(2, 200, T0 + 1.1, item("v2", "y", "2026-01-01T00:00:02.000Z"))]
+        final = item("v2", "y", "2026-01-01T00:00:02.000Z")
+        self.assertEqual(self.run_check(history, [final], [{"id": "a", "version": "v2", "text": "y"}]), [])
+
+    def test_a_lost_acknowledged_write_is_reported(self):
+        history = [send(1, "POST", "/tables/todos", T0, {"id": "a", "text": "x"}),
+                   recv(1, 201, T0 + 0.1, item("v1", "x", "2026-01-01T00:00:01.000Z"))]
+        final = item("v9", "other", "2026-01-01T00:00:05.000Z")
+        found = self.run_check(history, [final], [{"id": "a", "version": "v9", "text": "other"}])
+        self.assertTrue(any("acknowledged write lost" in line for line in found), found)
+
+    def test_a_batch_write_counts_as_acknowledged(self):
+        history = [send(1, "POST", "/batch/todos", T0, {"operations": [{"method": "POST", "item": {"id": "a", "text": "x"}}]}),
+                   recv(1, 200, T0 + 0.1, {"results": [{"status": 201, "body": item("v1", "x", "2026-01-01T00:00:01.000Z")}]})]
+        final = item("v9", "other", "2026-01-01T00:00:05.000Z")
+        found = self.run_check(history, [final], [{"id": "a", "version": "v9", "text": "other"}])
+        self.assertTrue(any("acknowledged write lost" in line for line in found), found)
+
+    def test_a_deleted_item_that_comes_back_is_reported(self):
+        history = [send(1, "DELETE", "/tables/todos/a", T0, if_match="v1"),
+                   recv(1, 200, T0 + 0.1, item("v2", "x", "2026-01-01T00:00:02.000Z", deleted=True))]
+        final = item("v3", "x", "2026-01-01T00:00:03.000Z")
+        found = self.run_check(history, [final], [{"id": "a", "version": "v3", "text": "x"}])
+        self.assertTrue(any("came back" in line for line in found), found)
+
+    def test_a_read_that_goes_backwards_is_reported(self):
+        history = [send(1, "GET", "/tables/todos", T0), recv(1, 200, T0 + 0.1, [item("v2", "y", "2026-01-01T00:00:02.000Z")]),
+                   send(2, "GET", "/tables/todos", T0 + 1), recv(2, 200, T0 + 1.1, [item("v1", "x", "2026-01-01T00:00:01.000Z")])]
+        final = item("v2", "y", "2026-01-01T00:00:02.000Z")
+        found = self.run_check(history, [final], [{"id": "a", "version": "v2", "text": "y"}])
+        self.assertTrue(any("went backwards" in line for line in found), found)
+
+    def test_rows_that_differ_and_stuck_operations_are_reported(self):
+        final = item("v2", "y", "2026-01-01T00:00:02.000Z")
+        found = check(["d0"], {"d0": "u0"}, {"d0": []}, {"u0": [final]},
+                      {"d0": {"ok": True, "rows": [{"id": "a", "version": "v1", "text": "x"}], "pending": ["update a"],
+                              "errors": 0}}, {"d0": (False, "integrity")})[0]
+        self.assertTrue(any("rows differ" in line for line in found), found)
+        self.assertTrue(any("stuck" in line for line in found), found)
+        self.assertTrue(any("verify failed" in line for line in found), found)
+
+
+if __name__ == "__main__":
+    unittest.main()
