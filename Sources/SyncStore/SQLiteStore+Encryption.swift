@@ -101,7 +101,7 @@ extension SQLiteStore {
             let keys = try StoreKeys.unlock(envelope, secret: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
             // Finishes or rolls back an interrupted rotation or migration first (a no-op otherwise).
             return try StoreKeys.dataKeyAfterRecovery(
-                database: url, envelope: envelope, keys: keys, passphrase: passphrase,
+                database: url, envelope: envelope, keys: keys, unlocker: SecretUnlocker(passphrase),
                 allowInsecureProfile: options.allowInsecureKeyProfile)
         }
         let (envelope, dataKey) = try StoreKeys.transform { () throws(KeyError) in
