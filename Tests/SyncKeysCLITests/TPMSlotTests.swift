@@ -1,6 +1,7 @@
 import Foundation
 import SyncKeyMaintenance
 import SyncKeys
+import SyncStore
 import SyncTPM
 import SyncTestSupport
 import Testing
@@ -29,6 +30,38 @@ import Testing
         #expect(rotated.exitCode == 0, "\(rotated)")
         #expect(try store.fixture.keys().dataKey != oldKey)
         #expect(try store.opens("tpm") && store.opens("passphrase"), "both slots open the rotated store")
+    }
+
+    @Test func theStoreOpensThroughItsTPMSlotAndFinishesAnInterruptedRotation() async throws {
+        let store = try TPMFixture.make()
+        defer { store.remove() }
+        let opened = try await store.fixture.open()
+        try await Workload.fill(opened, rows: 300, operations: 30)
+        let content = try await Workload.content(of: opened)
+        await opened.close()
+        try store.addSlot(pin: "5150")
+        let killed = try store.run(
+            "rotate", ["--unlock", "tpm", "--pin-fd", "3"], pin: "5150",
+            environment: ["CIPHERSYNC_PASSPHRASE": nil, FaultHook.variable: "renamed"])
+        #expect(killed.wasKilled, "\(killed)")
+        try store.tpm.flushTransients()
+        #expect(try KeyEnvelope.read(from: store.fixture.envelope).state == .rotating)
+
+        let unlocker = TPMSlotUnlocker(configuration: store.tpm.tcti, pin: SecretBytes(Array("5150".utf8)))
+        let reopened = try await SQLiteStore.open(
+            at: store.fixture.database, encryption: .slot(unlocker), options: StoreOptions(allowInsecureKeyProfile: true))
+        #expect(try await Workload.content(of: reopened) == content, "the TPM slot opens the store and the rotation is finished")
+        await reopened.close()
+        #expect(try KeyEnvelope.read(from: store.fixture.envelope).state == .active)
+
+        let wrong = TPMSlotUnlocker(configuration: store.tpm.tcti, pin: SecretBytes(Array("0000".utf8)))
+        await #expect(throws: StoreError.wrongPIN) {
+            _ = try await SQLiteStore.open(at: store.fixture.database, encryption: .slot(wrong), options: StoreOptions())
+        }
+        let nowhere = store.fixture.directory.file("absent.db")
+        await #expect(throws: StoreError.storeNotFound) {
+            _ = try await SQLiteStore.open(at: nowhere, encryption: .slot(unlocker), options: StoreOptions(createIfMissing: true))
+        }
     }
 
     @Test func aStoreMovedToAnotherTPMOpensOnlyByItsPassphrase() throws {
@@ -154,5 +187,23 @@ import Testing
         #expect(try store.opens("tpm", pin: "7391"))
         #expect(try store.unlockStatus("tpm", pin: "0000").code == 8)
         #expect(try store.tpm.persistentHandles() == [try #require(try store.status().slots.first { $0.id == "tpm" }?.tpm?.handle)])
+    }
+}
+
+/// The TPM commands' options are checked before anything is read or changed.
+@Suite struct TPMOptionValidationTests {
+    @Test(arguments: [
+        (["--pcrs", "24"], "--pcrs takes PCR indexes 0 to 23"),
+        (["--pcrs", "7,x"], "--pcrs takes PCR indexes 0 to 23"),
+        (["--new-pin-fd", "3"], "--new-pin-file and --new-pin-fd need --pin."),
+        (["--pin-file", "/nonexistent", "--pin-fd", "3"], "Give the PIN with --pin-file or --pin-fd, not both."),
+    ])
+    func badOptionsAreUsageErrors(_ arguments: [String], _ message: String) throws {
+        let fixture = try Fixture.create()
+        defer { fixture.remove() }
+        let before = try fixture.files()
+        let result = try fixture.run("add-tpm-slot", arguments, environment: ["CIPHERSYNC_TCTI": "swtpm:host=127.0.0.1,port=1"])
+        #expect(result.exitCode == 2 && result.stderr.contains(message), "\(result)")
+        #expect(try fixture.files() == before)
     }
 }
