@@ -29,8 +29,11 @@ struct UnlockOptions: ParsableArguments {
             let code = try passphrase.read(prompt: "Recovery code for \(store.name): ")
             return SecretUnlocker(try RecoveryCode.normalized(code), slot: KeyEnvelope.recoverySlot)
         case .tpm:
-            let binding = try StoreKeys.status(forDatabase: store.url).slots.first { $0.id == KeyEnvelope.tpmSlot }?.tpm
-            guard let binding else { throw StoreError(KeyError.slotMissing(KeyEnvelope.tpmSlot)) }
+            let status = try StoreKeys.status(forDatabase: store.url)
+            guard !status.shredded else { throw StoreError(KeyError.shredded) }
+            guard let binding = status.slots.first(where: { $0.id == KeyEnvelope.tpmSlot })?.tpm else {
+                throw StoreError(KeyError.slotMissing(KeyEnvelope.tpmSlot))
+            }
             let pin = binding.pin ? try pin.read(prompt: "PIN for \(store.name): ") : nil
             return TPMSlotUnlocker(configuration: tpm.configuration, pin: pin)
         }

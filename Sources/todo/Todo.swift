@@ -85,8 +85,11 @@ struct DeviceOptions: ParsableArguments {
 
     /// The unlocker of the store's TPM slot, with its PIN read when the slot has one.
     func tpmUnlocker(for url: URL) throws -> TPMSlotUnlocker {
-        let slot = try StoreKeys.status(forDatabase: url).slots.first { $0.id == KeyEnvelope.tpmSlot }
-        guard let binding = slot?.tpm else { throw StoreError(KeyError.slotMissing(KeyEnvelope.tpmSlot)) }
+        let status = try StoreKeys.status(forDatabase: url)
+        guard !status.shredded else { throw StoreError(KeyError.shredded) }
+        guard let binding = status.slots.first(where: { $0.id == KeyEnvelope.tpmSlot })?.tpm else {
+            throw StoreError(KeyError.slotMissing(KeyEnvelope.tpmSlot))
+        }
         let pin = binding.pin ? try pin.read(prompt: "PIN for \(store): ") : nil
         return TPMSlotUnlocker(configuration: tpm.configuration, pin: pin)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SyncKeyMaintenance
 import SyncKeys
+import SyncStore
 import SyncTestSupport
 import Testing
 

@@ -121,7 +121,7 @@ import Testing
         let binding = try store.addSlot(pin: Self.pin)
         #expect(binding.pin)
         let lockout = try #require(try store.status().tpmLockout)
-        #expect(lockout == TPMDevice.LockoutParameters(failedTries: 0, maxTries: 4, recoverySeconds: 600, lockoutRecoverySeconds: 900))
+        #expect(lockout.failedTries == 0 && lockout.maxTries == 4 && lockout.recoverySeconds == 600 && lockout.lockoutRecoverySeconds == 900)
 
         #expect(try store.opens("tpm", pin: Self.pin))
         for attempt in 1...4 {
