@@ -48,17 +48,22 @@ let package = Package(
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
         .systemLibrary(name: "CSQLCipher", pkgConfig: "sqlcipher", providers: [.apt(["libsqlcipher-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // TPM 2.0 through Debian's tpm2-tss: ESAPI, the TCTI loader and the return-code decoder.
+        .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
 
         // MARK: Libraries
         .target(name: "SyncSQLite", dependencies: ["CSQLCipher", "SyncKeys", "SyncSQL"]),
         .target(name: "SyncKeys", dependencies: ["COpenSSL"]),
+        // TPM 2.0 key slots: the data key's slot secret sealed in a TPM (ESAPI), every return code
+        // checked in one place.
+        .target(name: "SyncTPM", dependencies: ["CTSS2", "SyncKeys"]),
         .target(name: "SyncWire"),
         // The one place SQL text is made: the translator and its dialects, identifier quoting,
         // the bound-value type and its JSON coding. Pure Swift, no I/O, no engine.
         .target(name: "SyncSQL", dependencies: ["SyncWire"]),
         // Key maintenance of a store's files (envelope, rotation, migration, lock, verification) and
         // the store's error type; the store opens its encrypted databases through it.
-        .target(name: "SyncKeyMaintenance", dependencies: ["SyncSQLite", "SyncSQL", "SyncKeys"]),
+        .target(name: "SyncKeyMaintenance", dependencies: ["SyncSQLite", "SyncSQL", "SyncKeys", "SyncTPM"]),
         .target(name: "SyncStore", dependencies: ["SyncKeyMaintenance", "SyncSQLite", "SyncSQL", "SyncKeys", "SyncWire"]),
         // On Linux the change stream goes over SwiftNIO, not FoundationNetworking's URLSession
         // (whose task cancellation can stop the process); Apple platforms keep URLSession.
@@ -74,7 +79,7 @@ let package = Package(
 
         // The one module an app imports: chosen re-exports of the client, the stores, their keys,
         // secrets and the JSON/query model (Sources/CipherSync/CipherSync.swift).
-        .target(name: "CipherSync", dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncWire"]),
+        .target(name: "CipherSync", dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncTPM", "SyncWire"]),
 
         .target(
             name: "SyncServer",
@@ -98,7 +103,8 @@ let package = Package(
         .target(
             name: "SyncCLI",
             dependencies: [
-                "SyncKeys", "SyncKeyMaintenance", "SyncSQLite", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SyncKeys", "SyncKeyMaintenance", "SyncSQLite", "SyncTPM",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // MARK: Executables (thin: parse, read secrets, call the libraries, print)
@@ -118,14 +124,15 @@ let package = Package(
         .executableTarget(
             name: "sync-keys",
             dependencies: [
-                "SyncCLI", "SyncKeyMaintenance", "SyncStore", "SyncKeys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SyncCLI", "SyncKeyMaintenance", "SyncStore", "SyncKeys", "SyncTPM",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         .target(name: "TodoApp", dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncWire"]),
         .executableTarget(
             name: "todo",
             dependencies: [
-                "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer",
+                "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer", "SyncKeyMaintenance", "SyncTPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -135,7 +142,7 @@ let package = Package(
         .executableTarget(
             name: "sync-bench",
             dependencies: [
-                "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer", "SyncTestSupport",
+                "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer", "SyncTestSupport", "SyncTPM",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -194,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "SyncKeysCLITests",
             dependencies: [
-                "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport",
+                "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncSQLite", "SyncWire", "SyncCLI", "SyncTestSupport", "SyncTPM",
             ]),
     ]
 )

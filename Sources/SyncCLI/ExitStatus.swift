@@ -18,6 +18,13 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case keyMaterial = 4
     /// The server cannot be reached (`todo`); the local changes stay queued.
     case offline = 5
+    /// The PIN of the TPM slot is wrong (the TPM counted the try toward its lockout).
+    case wrongPIN = 8
+    /// The TPM is locked out after too many wrong PINs (dictionary-attack protection).
+    case tpmLockedOut = 9
+    /// The TPM slot cannot be used here: the TPM cannot be reached, does not hold the slot's key
+    /// (a store moved to another device, a cleared TPM), or refused the slot's PCR policy.
+    case tpmUnavailable = 10
 
     /// The exit status for an error thrown by a command.
     public static func `for`(_ error: any Error) -> ExitStatus {
@@ -27,16 +34,23 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case let error as StoreError:
             switch error {
             case .wrongPassphrase: return .wrongPassphrase
-            case .keyMaterialMissing, .keyMaterialCorrupt, .corruptOrKeyMismatch: return .keyMaterial
+            case .keyMaterialMissing, .keyMaterialCorrupt, .corruptOrKeyMismatch, .slotMissing, .shredded: return .keyMaterial
             case .invalidPassphrase: return .usage
+            case .wrongPIN: return .wrongPIN
+            case .tpmLockedOut: return .tpmLockedOut
+            case .tpmUnavailable: return .tpmUnavailable
             default: return .failure
             }
         case let error as KeyError:
             switch error {
             case .wrongPassphrase: return .wrongPassphrase
-            case .keyMaterialMissing, .envelopeCorrupt, .unsupportedEnvelopeVersion, .weakKeyDerivation, .unwrapFailed:
+            case .keyMaterialMissing, .envelopeCorrupt, .unsupportedEnvelopeVersion, .weakKeyDerivation, .unwrapFailed, .slotMissing,
+                .shredded:
                 return .keyMaterial
             case .emptyPassphrase, .passphraseTooLong: return .usage
+            case .wrongPIN: return .wrongPIN
+            case .tpmLockedOut: return .tpmLockedOut
+            case .tpmKeyMissing, .tpmPolicyRefused, .tpmFailure: return .tpmUnavailable
             default: return .failure
             }
         default:

@@ -7,8 +7,9 @@ import Synchronization
 /// tests can prove that a crash at that point loses nothing.
 ///
 /// Values: a step name, or `name:N` for the N-th time the step is reached (N ≥ 1; a bare name is
-/// the first time). The key tools (`sync-keys rotate`, `encrypt`) report the
-/// `KeyMaintenanceStep` raw values (`renamed`, `envelope-rotating`, …) and `progress` for each
+/// the first time). The key tools (`sync-keys rotate`, `encrypt`, `add-tpm-slot`, `remove-slot`,
+/// `shred`) report the `KeyMaintenanceStep` raw values (`renamed`, `envelope-rotating`,
+/// `tpm-sealed`, …) and `progress` for each
 /// copy-progress report; `todo` reports the sync engine's checkpoints (`push-claimed`,
 /// `push-sent`, `pull-page`). The hook cannot weaken security: all it can do is end the process,
 /// which anyone who can set the environment can already do; it reads no secret and changes no

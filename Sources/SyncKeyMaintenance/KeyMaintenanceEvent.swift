@@ -35,6 +35,15 @@ public enum KeyMaintenanceStep: String, Sendable, CaseIterable, Codable {
     case envelopeActive = "envelope-active"
     /// Replaced plaintext has been wiped and removed (migration only).
     case plaintextRemoved = "plaintext-removed"
+    /// A TPM slot's secret is sealed in a new persistent TPM object; the envelope does not name
+    /// it yet (adding a TPM slot).
+    case tpmSealed = "tpm-sealed"
+    /// The key envelope has been overwritten in place by its shredded form (shredding): from here
+    /// on nothing opens the store.
+    case envelopeOverwritten = "envelope-overwritten"
+    /// A TPM object that no slot names any more has been evicted (removing or replacing a TPM
+    /// slot, shredding).
+    case tpmEvicted = "tpm-evicted"
 }
 
 /// What a key-maintenance procedure reports while it runs.

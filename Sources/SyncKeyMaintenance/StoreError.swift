@@ -35,6 +35,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case invalidTableName, invalidItem, invalidQuery
         // the store itself
         case closed, database
+        // TPM slots and shredding
+        case wrongPIN, tpmLockedOut, tpmUnavailable, slotMissing, shredded
     }
 
     let code: Code
@@ -68,6 +70,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case .verificationFailed:
             return "The re-encrypted copy failed its check (\(reason ?? "unknown")); the store was left unchanged."
         case .invalidPassphrase, .encryptionMismatch, .fileSystem, .storeInUse:
+            return reason ?? "StoreError.\(code.rawValue)"
+        case .wrongPIN, .tpmLockedOut, .tpmUnavailable, .slotMissing, .shredded:
             return reason ?? "StoreError.\(code.rawValue)"
         }
     }
@@ -117,9 +121,28 @@ extension StoreError {
         case .keyMaterialMissing: self.init(.keyMaterialMissing, underlying: error)
         case .emptyPassphrase, .passphraseTooLong: self.init(.invalidPassphrase, reason: error.description, underlying: error)
         case .writeFailed(let why): self.init(.fileSystem, reason: "Cannot write the key file: \(why)", underlying: error)
+        case .wrongPIN: self.init(.wrongPIN, reason: error.description, underlying: error)
+        case .tpmLockedOut: self.init(.tpmLockedOut, reason: error.description, underlying: error)
+        case .tpmKeyMissing, .tpmPolicyRefused, .tpmFailure: self.init(.tpmUnavailable, reason: error.description, underlying: error)
+        case .slotMissing: self.init(.slotMissing, reason: error.description, underlying: error)
+        case .shredded: self.init(.shredded, reason: error.description, underlying: error)
         default: self.init(.keyMaterialCorrupt, reason: error.description, underlying: error)
         }
     }
+
+    // MARK: TPM slots and shredding
+
+    /// The PIN of the store's TPM slot is wrong; the TPM counted it toward its lockout (the kind).
+    public static let wrongPIN = StoreError(.wrongPIN)
+    /// The TPM refuses PIN-protected keys after too many wrong PINs (the kind).
+    public static let tpmLockedOut = StoreError(.tpmLockedOut)
+    /// The TPM slot cannot be used here: the TPM cannot be reached, does not hold the slot's key
+    /// (another device), or refused its PCR policy (the kind).
+    public static let tpmUnavailable = StoreError(.tpmUnavailable)
+    /// The store has no key slot of the kind asked for (the kind).
+    public static let slotMissing = StoreError(.slotMissing)
+    /// The store was shredded: nothing opens it any more (the kind).
+    public static let shredded = StoreError(.shredded)
 
     // MARK: files
 

@@ -22,6 +22,17 @@ extension StoreKeys {
         }
     }
 
+    /// Unlocks `envelope` through `unlocker`'s slot, mapping key errors to ``StoreError``.
+    package static func unlock(
+        _ envelope: KeyEnvelope, using unlocker: any SlotUnlocker, allowInsecureProfile: Bool
+    ) throws -> UnlockedKeys {
+        do throws(KeyError) {
+            return try envelope.unlockKeys(with: unlocker, allowInsecureProfile: allowInsecureProfile)
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
     /// Writes `envelope` beside `database` (atomically), mapping key errors to ``StoreError``.
     package static func write(_ envelope: KeyEnvelope, forDatabase database: URL) throws {
         let url = KeyEnvelope.url(forDatabase: database)

@@ -33,7 +33,7 @@ extension StoreKeys {
     /// Without leftovers this only checks for files and returns `keys.dataKey` and no lock.
     /// After a recovery it returns the lock it held, turned shared, for the store to keep.
     package static func dataKeyAfterRecovery(
-        database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, passphrase: SecretBytes, allowInsecureProfile: Bool
+        database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, unlocker: any SlotUnlocker, allowInsecureProfile: Bool
     ) throws -> (dataKey: SecretBytes, lock: StoreLock?) {
         let interruptedMigration = StoreFiles.isPlainDatabase(at: database)
         guard envelope.state == .rotating || interruptedMigration || hasLeftovers(of: database) else {
@@ -41,23 +41,22 @@ extension StoreKeys {
         }
         let lock = try StoreLock.acquire(for: database, mode: .exclusive)
         let dataKey = try recover(
-            database: database, envelope: envelope, keys: keys, passphrase: passphrase,
-            allowInsecureProfile: allowInsecureProfile)
+            database: database, envelope: envelope, keys: keys, unlocker: unlocker, allowInsecureProfile: allowInsecureProfile)
         try lock?.downgradeToShared(for: database)
         return (dataKey, lock)
     }
 
-    /// The recovery of ``dataKeyAfterRecovery(database:envelope:keys:passphrase:allowInsecureProfile:)``,
+    /// The recovery of ``dataKeyAfterRecovery(database:envelope:keys:unlocker:allowInsecureProfile:)``,
     /// under the exclusive lock the caller holds.
     private static func recover(
-        database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, passphrase: SecretBytes, allowInsecureProfile: Bool
+        database: URL, envelope: KeyEnvelope, keys: UnlockedKeys, unlocker: any SlotUnlocker, allowInsecureProfile: Bool
     ) throws -> SecretBytes {
         try removeLeftovers(of: database)
         // Another process may have changed the envelope between our read and the lock.
         let current = try readEnvelope(of: database)
         let currentKeys =
             current == envelope
-            ? keys : try unlock(current, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
+            ? keys : try unlock(current, using: unlocker, allowInsecureProfile: allowInsecureProfile)
         if current.state == .active && StoreFiles.isPlainDatabase(at: database) {
             // A migration was interrupted after its envelope was written: finish it.
             _ = try migrate(database: database, dataKey: currentKeys.dataKey, newEnvelope: nil, report: { _ in })

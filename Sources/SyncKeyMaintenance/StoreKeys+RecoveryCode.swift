@@ -72,13 +72,22 @@ extension StoreKeys {
     public static func addRecoveryCode(
         forDatabase database: URL, passphrase: SecretBytes, allowInsecureProfile: Bool = false
     ) throws -> SecretBytes {
+        try addRecoveryCode(forDatabase: database, unlocker: SecretUnlocker(passphrase), allowInsecureProfile: allowInsecureProfile)
+    }
+
+    /// ``addRecoveryCode(forDatabase:passphrase:allowInsecureProfile:)``, unlocking through any
+    /// slot. Without a passphrase slot, the recovery slot gets the default key derivation.
+    ///
+    /// - Throws: ``StoreError``.
+    public static func addRecoveryCode(
+        forDatabase database: URL, unlocker: any SlotUnlocker, allowInsecureProfile: Bool = false
+    ) throws -> SecretBytes {
         let lock = try StoreLock.acquire(for: database, mode: .shared)
         defer { withExtendedLifetime(lock) {} }
         let envelope = try readEnvelope(of: database)
-        let keys = try unlock(envelope, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
-        guard let passphraseSlot = envelope.slots.first(where: { $0.id == KeyEnvelope.passphraseSlot }),
-            let profile = keyProfile(of: passphraseSlot.kdf)
-        else { throw StoreError.keyMaterialCorrupt("the key file has no usable passphrase slot") }
+        let keys = try unlock(envelope, using: unlocker, allowInsecureProfile: allowInsecureProfile)
+        let passphraseSlot = envelope.slots.first { $0.id == KeyEnvelope.passphraseSlot }
+        let profile = passphraseSlot.flatMap { keyProfile(of: $0.kdf) } ?? .default
         let code = try RecoveryCode.generate()
         let secret = try RecoveryCode.normalized(code)
         let updated = try transform { () throws(KeyError) in

@@ -49,12 +49,30 @@ extension StoreKeys {
         forDatabase database: URL, passphrase: SecretBytes, allowInsecureProfile: Bool = false,
         report: (KeyMaintenanceEvent) -> Void = { _ in }
     ) throws -> DataKeyRotation {
+        try rotateDataKey(
+            forDatabase: database, unlocker: SecretUnlocker(passphrase), allowInsecureProfile: allowInsecureProfile, report: report)
+    }
+
+    /// ``rotateDataKey(forDatabase:passphrase:allowInsecureProfile:report:)``, unlocking through
+    /// any slot (a TPM slot keeps working: the envelope key does not change).
+    ///
+    /// - Parameters:
+    ///   - database: The database file of an encrypted store.
+    ///   - unlocker: The slot and its secret.
+    ///   - allowInsecureProfile: Accept the test-only key profile.
+    ///   - report: Receives step boundaries and copy progress, on the calling thread.
+    /// - Returns: The old and new key ids and the pages copied.
+    /// - Throws: ``StoreError``.
+    public static func rotateDataKey(
+        forDatabase database: URL, unlocker: any SlotUnlocker, allowInsecureProfile: Bool = false,
+        report: (KeyMaintenanceEvent) -> Void = { _ in }
+    ) throws -> DataKeyRotation {
         let lock = try StoreLock.acquire(for: database, mode: .exclusive)
         defer { withExtendedLifetime(lock) {} }
         report(.step(.locked))
         guard StoreFiles.exists(database) else { throw StoreError.storeNotFound(database.path) }
         var envelope = try readEnvelope(of: database)
-        let keys = try unlock(envelope, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
+        let keys = try unlock(envelope, using: unlocker, allowInsecureProfile: allowInsecureProfile)
         var interrupted: InterruptedRotationOutcome?
         if envelope.state == .rotating {
             let outcome = try resolveRotation(database: database, envelope: envelope, keys: keys)

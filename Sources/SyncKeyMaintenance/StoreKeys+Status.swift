@@ -1,5 +1,6 @@
 public import Foundation
 public import SyncKeys
+public import SyncTPM
 
 /// What `sync-keys status` shows: everything about a store's keys that can be known without
 /// the passphrase (the envelope's public fields and the files on disk).
@@ -24,12 +25,15 @@ public struct StoreKeyStatus: Sendable, Codable {
 
     /// One way to unlock the store.
     public struct SlotInfo: Sendable, Codable {
-        /// `passphrase` or `recovery`.
+        /// `passphrase`, `recovery` or `tpm`.
         public var id: String
         /// When the slot's secret was set.
         public var createdAt: String
-        /// How the slot's key is derived.
+        /// How the slot's key is derived (`tpm2-sealed` for a TPM slot).
         public var kdf: KDFInfo
+        /// For a TPM slot: the sealed object's handle and Name, whether a PIN authorizes it, and
+        /// the PCRs of its policy. Nothing secret.
+        public var tpm: KeyEnvelope.TPMBinding?
     }
 
     /// The database file.
@@ -62,6 +66,13 @@ public struct StoreKeyStatus: Sendable, Codable {
     public var slots: [SlotInfo]
     /// Scratch or retired files of an interrupted procedure beside the database.
     public var leftoverFiles: [String]
+    /// Whether the store was shredded (its envelope holds no key any more).
+    public var shredded = false
+    /// The TPM objects a shredded envelope still lists for eviction (handles).
+    public var tpmObjectsToEvict: [String] = []
+    /// The dictionary-attack parameters of the TPM, when the store has a TPM slot and the tool
+    /// could ask the TPM (filled by the tool, not by ``StoreKeys/status(forDatabase:rotationPeriodDays:now:)``).
+    public var tpmLockout: TPMDevice.LockoutParameters?
 }
 
 extension StoreKeys {
@@ -94,6 +105,11 @@ extension StoreKeys {
             if plain { return status }
             throw StoreError.keyMaterialMissing
         }
+        if let shredded = ShreddedEnvelope.read(from: KeyEnvelope.url(forDatabase: database)) {
+            status.shredded = true
+            status.tpmObjectsToEvict = shredded.tpmObjects.map(\.handle)
+            return status
+        }
         let envelope = try readEnvelope(of: database)
         status.formatVersion = envelope.version
         status.cipher = envelope.cipher
@@ -102,7 +118,9 @@ extension StoreKeys {
         status.keyId = envelope.keyId
         status.dataKeyCreatedAt = envelope.keyCreatedAt
         status.passphraseSetAt = envelope.slots.first { $0.id == KeyEnvelope.passphraseSlot }?.createdAt
-        status.slots = envelope.slots.map { StoreKeyStatus.SlotInfo(id: $0.id, createdAt: $0.createdAt, kdf: kdfInfo($0.kdf)) }
+        status.slots = envelope.slots.map {
+            StoreKeyStatus.SlotInfo(id: $0.id, createdAt: $0.createdAt, kdf: kdfInfo($0.kdf), tpm: $0.tpm)
+        }
         if let created = KeyEnvelope.date(from: envelope.keyCreatedAt) {
             let due = created.addingTimeInterval(TimeInterval(rotationPeriodDays) * 86_400)
             status.rotationDueAt = timestamp(due)
@@ -121,7 +139,8 @@ extension StoreKeys {
     /// The public description of a slot's KDF, with the floor check.
     static func kdfInfo(_ kdf: KeyEnvelope.KDF) -> StoreKeyStatus.KDFInfo {
         let saltBytes = Data(base64Encoded: kdf.salt)?.count ?? 0
-        var meetsFloor = false
+        // A TPM slot's key is 32 random bytes sealed in the TPM: nothing to guess offline.
+        var meetsFloor = kdf.algorithm == KeyEnvelope.tpmSealedAlgorithm && saltBytes >= 16
         if let profile = keyProfile(of: kdf) {
             meetsFloor = (try? profile.checkFloor(saltLength: saltBytes, allowInsecure: false)) != nil
         }

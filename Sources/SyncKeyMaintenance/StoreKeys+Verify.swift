@@ -89,6 +89,20 @@ extension StoreKeys {
     public static func verify(
         database: URL, passphrase: SecretBytes, allowInsecureProfile: Bool = false
     ) throws -> StoreVerificationReport {
+        try verify(database: database, unlocker: SecretUnlocker(passphrase), allowInsecureProfile: allowInsecureProfile)
+    }
+
+    /// ``verify(database:passphrase:allowInsecureProfile:)``, unlocking through any slot.
+    ///
+    /// - Parameters:
+    ///   - database: The database file.
+    ///   - unlocker: The slot and its secret (a passphrase, a recovery code, a TPM).
+    ///   - allowInsecureProfile: Accept the test-only key profile.
+    /// - Returns: The report.
+    /// - Throws: As ``verify(database:passphrase:allowInsecureProfile:)``, and the TPM's errors.
+    public static func verify(
+        database: URL, unlocker: any SlotUnlocker, allowInsecureProfile: Bool = false
+    ) throws -> StoreVerificationReport {
         let lock = try StoreLock.acquire(for: database, mode: .shared)
         defer { withExtendedLifetime(lock) {} }
         guard StoreFiles.exists(database) else { throw StoreError.storeNotFound(database.path) }
@@ -101,7 +115,7 @@ extension StoreKeys {
         let (modesOK, modesDetail) = fileModes(of: database)
 
         let envelope = try readEnvelope(of: database)
-        let keys = try unlock(envelope, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
+        let keys = try unlock(envelope, using: unlocker, allowInsecureProfile: allowInsecureProfile)
         check("envelope", true, "format \(envelope.version), authenticated, data key \(envelope.keyId)")
         check(
             "rotation-state", envelope.state == .active,

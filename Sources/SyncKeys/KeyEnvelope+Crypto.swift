@@ -37,7 +37,10 @@ extension KeyEnvelope {
         if let r = slot.kdf.r { kdf["r"] = r }
         if let p = slot.kdf.p { kdf["p"] = p }
         if let i = slot.kdf.iterations { kdf["iterations"] = i }
-        let header: [String: Any] = ["id": slot.id, "kdf": kdf, "wrap": slot.wrap]
+        var header: [String: Any] = ["id": slot.id, "kdf": kdf, "wrap": slot.wrap]
+        if let tpm = slot.tpm {
+            header["tpm"] = ["handle": tpm.handle, "name": tpm.name, "pin": tpm.pin, "pcrs": tpm.pcrs, "pcrBank": tpm.pcrBank] as [String: Any]
+        }
         guard let data = try? JSONSerialization.data(withJSONObject: header, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             throw .envelopeCorrupt("cannot encode slot")
         }
@@ -55,12 +58,40 @@ extension KeyEnvelope {
     /// The key that wraps the envelope key in `slot`, from the slot's secret.
     static func slotWrappingKey(_ slot: Slot, secret: SecretBytes, allowInsecure: Bool) throws(KeyError) -> SecretBytes {
         guard let salt = Data(base64Encoded: slot.kdf.salt) else { throw .envelopeCorrupt("salt is not base64") }
+        if slot.kdf.algorithm == tpmSealedAlgorithm {
+            return try tpmSlotWrappingKey(slot, sealedSecret: secret, salt: Array(salt))
+        }
         let profile = try profile(of: slot.kdf)
         try profile.checkFloor(saltLength: salt.count, allowInsecure: allowInsecure)
         guard slot.wrap == wrapAlgorithm else { throw .envelopeCorrupt("unknown wrap algorithm") }
         let kek = try profile.deriveKey(from: try Passphrase.normalized(secret), salt: Array(salt))
         let header = try slotHeader(slot)
         return try KeyDerivation.hkdfSHA256(key: kek, salt: Array(salt), info: wrapInfo + [0] + header, length: 32)
+    }
+
+    /// The wrapping key of a TPM slot: HKDF of the 32-byte secret the TPM unsealed, bound to the
+    /// slot header like every slot.
+    static func tpmSlotWrappingKey(_ slot: Slot, sealedSecret: SecretBytes, salt: [UInt8]) throws(KeyError) -> SecretBytes {
+        guard slot.tpm != nil, slot.id == tpmSlot, salt.count >= 16, slot.wrap == wrapAlgorithm else {
+            throw .envelopeCorrupt("invalid TPM slot")
+        }
+        guard sealedSecret.count == 32 else { throw .tpmKeyMissing }
+        return try KeyDerivation.hkdfSHA256(key: sealedSecret, salt: salt, info: wrapInfo + [0] + slotHeader(slot), length: 32)
+    }
+
+    /// A new TPM slot holding `envelopeKey` under `sealedSecret`, the 32 bytes sealed in the TPM
+    /// object that `binding` names.
+    static func makeTPMSlot(
+        sealedSecret: SecretBytes, binding: TPMBinding, envelopeKey: SecretBytes, now: Date
+    ) throws(KeyError) -> Slot {
+        let salt = try RandomBytes.make(32)
+        var slot = Slot(
+            id: tpmSlot, createdAt: timestamp(now),
+            kdf: KDF(algorithm: tpmSealedAlgorithm, n: nil, r: nil, p: nil, iterations: nil, salt: Data(salt).base64EncodedString()),
+            wrap: wrapAlgorithm, wrappedKey: "", tpm: binding)
+        let wrappingKey = try tpmSlotWrappingKey(slot, sealedSecret: sealedSecret, salt: salt)
+        slot.wrappedKey = Data(try KeyWrap.wrap(envelopeKey, using: wrappingKey)).base64EncodedString()
+        return slot
     }
 
     /// Checks what a new slot is made from, before anything is derived: a secret that is neither

@@ -22,12 +22,14 @@ extension KeyEnvelope {
         struct Header: Decodable {
             var format: String?
             var version: Int?
+            var state: String?
         }
         guard let header = try? JSONDecoder().decode(Header.self, from: data) else {
             throw .envelopeCorrupt("not a key envelope")
         }
         guard header.format == formatName else { throw .envelopeCorrupt("not a key envelope") }
         guard header.version == currentVersion else { throw .unsupportedEnvelopeVersion(header.version ?? 0) }
+        guard header.state != ShreddedEnvelope.state else { throw .shredded }
         guard let envelope = try? JSONDecoder().decode(KeyEnvelope.self, from: data) else {
             throw .envelopeCorrupt("missing or invalid fields")
         }
@@ -54,7 +56,12 @@ extension KeyEnvelope {
     /// fsync, rename over `url`, fsync of the directory. A crash leaves the old or the new file,
     /// never a mix.
     public func write(to url: URL) throws(KeyError) {
-        let data = try encoded()
+        try Self.writeAtomically(try encoded(), to: url)
+    }
+
+    /// Writes `data` to `url` atomically: a temporary file (mode 0600) in the same directory,
+    /// fsync, rename over `url`, fsync of the directory.
+    static func writeAtomically(_ data: Data, to url: URL) throws(KeyError) {
         let directory = url.deletingLastPathComponent().path
         let temporary = url.path + ".tmp-\(UUID().uuidString.prefix(8))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -53,16 +53,16 @@ extension KeyEnvelope {
     public func unlockKeys(
         secret: SecretBytes, slot slotID: String = passphraseSlot, allowInsecureProfile: Bool = false
     ) throws(KeyError) -> UnlockedKeys {
-        guard let slot = slots.first(where: { $0.id == slotID }) else {
-            throw .envelopeCorrupt("no '\(slotID)' slot")
-        }
+        guard let slot = slots.first(where: { $0.id == slotID }) else { throw .slotMissing(slotID) }
         guard let wrapped = Data(base64Encoded: slot.wrappedKey) else { throw .envelopeCorrupt("wrapped key is not base64") }
         let wrappingKey = try Self.slotWrappingKey(slot, secret: secret, allowInsecure: allowInsecureProfile)
         let envelopeKey: SecretBytes
         do {
             envelopeKey = try KeyWrap.unwrap(Array(wrapped), using: wrappingKey)
         } catch {
-            throw .wrongPassphrase
+            // A TPM slot's secret comes from the TPM object the slot names, checked by its Name: a
+            // secret that does not unwrap means another object, not a mistyped secret.
+            throw slot.tpm == nil ? .wrongPassphrase : .tpmKeyMissing
         }
         try verifyMAC(envelopeKey: envelopeKey)
         let dataKey = try Self.unwrapDataKey(wrappedDataKey, envelopeKey: envelopeKey)
@@ -70,6 +70,16 @@ extension KeyEnvelope {
             try Self.unwrapDataKey(wrapped, envelopeKey: envelopeKey)
         }
         return UnlockedKeys(envelopeKey: envelopeKey, dataKey: dataKey, pendingDataKey: pending)
+    }
+
+    /// Unlocks the data key (and a pending one) through `unlocker`'s slot.
+    ///
+    /// - Throws: ``KeyError/slotMissing(_:)`` when the envelope has no such slot, what the
+    ///   unlocker throws (a TPM's errors), and what ``unlockKeys(secret:slot:allowInsecureProfile:)`` throws.
+    public func unlockKeys(with unlocker: any SlotUnlocker, allowInsecureProfile: Bool = false) throws(KeyError) -> UnlockedKeys {
+        guard let slot = slots.first(where: { $0.id == unlocker.slotID }) else { throw .slotMissing(unlocker.slotID) }
+        let secret = try unlocker.secret(for: slot)
+        return try unlockKeys(secret: secret, slot: slot.id, allowInsecureProfile: allowInsecureProfile)
     }
 
     /// The data key, unlocked with the passphrase.

@@ -54,9 +54,51 @@ public struct KeyEnvelope: Sendable, Equatable, Codable {
         public var salt: String
     }
 
+    /// Where a TPM slot's secret is sealed: a persistent object of the TPM's storage hierarchy,
+    /// and the policy that releases it (`Keys/FORMAT.md` §9).
+    public struct TPMBinding: Sendable, Equatable, Codable {
+        /// The persistent handle of the sealed object, `0x` and eight lowercase hex digits.
+        public var handle: String
+        /// The TPM Name of the sealed object (lowercase hex): checked before it is used.
+        public var name: String
+        /// Whether the object's authorization is a PIN (under the TPM's dictionary-attack lockout).
+        public var pin: Bool
+        /// The PCRs of the SHA-256 bank the object is bound to (empty: no PCR policy).
+        public var pcrs: [Int]
+        /// The PCR bank of `pcrs`: `sha256`.
+        public var pcrBank: String
+
+        /// A binding.
+        ///
+        /// - Parameters:
+        ///   - handle: The persistent handle.
+        ///   - name: The TPM Name of the sealed object, hex.
+        ///   - pin: Whether a PIN authorizes the object.
+        ///   - pcrs: The SHA-256 PCRs of its policy (empty for none).
+        public init(handle: UInt32, name: String, pin: Bool, pcrs: [Int]) {
+            self.handle = String(format: "0x%08x", handle)
+            self.name = name
+            self.pin = pin
+            self.pcrs = pcrs
+            self.pcrBank = "sha256"
+        }
+
+        /// The persistent handle as a number, or `nil` when the field is not a valid handle.
+        public var handleValue: UInt32? { Self.handleValue(of: handle) }
+
+        /// A persistent handle written as in ``handle``, as a number; `nil` when it is not one.
+        ///
+        /// - Parameter text: `0x` and eight hex digits, in `0x81000000`…`0x81FFFFFF`.
+        public static func handleValue(of text: String) -> UInt32? {
+            guard text.hasPrefix("0x"), text.count == 10, let value = UInt32(text.dropFirst(2), radix: 16), value >> 24 == 0x81
+            else { return nil }
+            return value
+        }
+    }
+
     /// One way in: a secret whose derived key wraps the envelope key.
     public struct Slot: Sendable, Equatable, Codable {
-        /// `passphrase` or `recovery`.
+        /// `passphrase`, `recovery` or `tpm`.
         public var id: String
         /// When the slot was made (ISO 8601).
         public var createdAt: String
@@ -66,6 +108,8 @@ public struct KeyEnvelope: Sendable, Equatable, Codable {
         public var wrap: String
         /// Base64 of the wrapped envelope key.
         public var wrappedKey: String
+        /// For a TPM slot: where its secret is sealed.
+        public var tpm: TPMBinding?
     }
 
     /// Always `formatName`.
@@ -104,6 +148,43 @@ public struct KeyEnvelope: Sendable, Equatable, Codable {
     public static let passphraseSlot = "passphrase"
     /// The slot used by recovery codes.
     public static let recoverySlot = "recovery"
+    /// The slot whose secret is sealed in a TPM.
+    public static let tpmSlot = "tpm"
+    /// The `kdf.algorithm` of a TPM slot: the key-encryption key is the 32-byte secret the TPM
+    /// unseals, not a derivation of a typed secret.
+    public static let tpmSealedAlgorithm = "tpm2-sealed"
+}
+
+/// Yields the secret of one slot of an envelope: a passphrase or recovery code the user typed,
+/// or the secret a TPM unseals.
+public protocol SlotUnlocker: Sendable {
+    /// The id of the slot this unlocks.
+    var slotID: String { get }
+    /// The secret of `slot`, the slot of the envelope with id ``slotID``.
+    ///
+    /// - Parameter slot: The slot, as the envelope describes it.
+    /// - Throws: ``KeyError``.
+    func secret(for slot: KeyEnvelope.Slot) throws(KeyError) -> SecretBytes
+}
+
+/// Unlocks a slot with a secret already in hand (a passphrase, a normalized recovery code).
+public struct SecretUnlocker: SlotUnlocker {
+    /// The slot's id.
+    public let slotID: String
+    private let secret: SecretBytes
+
+    /// An unlocker of `slot` with `secret`.
+    ///
+    /// - Parameters:
+    ///   - secret: The secret.
+    ///   - slot: The slot it unlocks.
+    public init(_ secret: SecretBytes, slot: String = KeyEnvelope.passphraseSlot) {
+        self.secret = secret
+        self.slotID = slot
+    }
+
+    /// The secret given at creation.
+    public func secret(for slot: KeyEnvelope.Slot) throws(KeyError) -> SecretBytes { secret }
 }
 
 /// The keys an unlocked envelope yields.

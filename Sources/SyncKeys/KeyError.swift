@@ -25,6 +25,23 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     case cryptoFailure(String)
     /// Writing the envelope failed.
     case writeFailed(String)
+    /// The PIN of a TPM slot is wrong (the TPM counted the failure toward its lockout).
+    case wrongPIN
+    /// The TPM refuses PIN-protected keys for now: too many wrong PINs (dictionary-attack lockout).
+    case tpmLockedOut
+    /// The TPM does not hold the slot's key: the store was moved to another device, the TPM was
+    /// cleared, or the slot's key was evicted.
+    case tpmKeyMissing
+    /// The TPM refused the slot's PCR policy: the measured boot state differs from when the slot
+    /// was made.
+    case tpmPolicyRefused
+    /// The TPM cannot be reached, or it failed an operation (the named operation and the TSS's
+    /// decoded return code).
+    case tpmFailure(String)
+    /// The envelope has no slot with this id.
+    case slotMissing(String)
+    /// The store was shredded: its key envelope holds no key any more.
+    case shredded
 
     /// A sentence for a person; it never holds key material.
     public var description: String {
@@ -40,6 +57,16 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unwrapFailed: return "The wrapped key could not be unwrapped."
         case .cryptoFailure(let op): return "A cryptographic operation failed (\(op))."
         case .writeFailed(let why): return "The key envelope could not be written (\(why))."
+        case .wrongPIN: return "The PIN is wrong."
+        case .tpmLockedOut:
+            return
+                "The TPM is locked out after too many wrong PINs; wait for its recovery time or clear the lockout with the TPM's lockout authorization."
+        case .tpmKeyMissing:
+            return "This TPM does not hold the key of the store's TPM slot (another device, a cleared TPM, or a removed slot)."
+        case .tpmPolicyRefused: return "The TPM refused the slot's PCR policy: the boot state differs from when the slot was made."
+        case .tpmFailure(let why): return "The TPM failed (\(why))."
+        case .slotMissing(let id): return "The store has no '\(id)' key slot."
+        case .shredded: return "The store was shredded: no key can open it any more."
         }
     }
 }

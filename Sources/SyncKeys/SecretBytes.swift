@@ -89,6 +89,16 @@ public struct SecretBytes: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Random bytes that are not secret (salts, ids).
+extension SecretBytes {
+    /// Wipes `buffer` so that the optimizer cannot drop the stores: for C structures that held a
+    /// secret on their way to a library (a TPM's sensitive area, say).
+    ///
+    /// - Parameter buffer: The memory to overwrite with zeros.
+    public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        cleanse(buffer)
+    }
+}
+
 public enum RandomBytes {
     /// `count` bytes from OpenSSL's CSPRNG.
     public static func make(_ count: Int) throws(KeyError) -> [UInt8] {

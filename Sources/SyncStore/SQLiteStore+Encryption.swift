@@ -12,6 +12,10 @@ public enum StoreEncryption: Sendable {
     case passphrase(SecretBytes)
     /// Encrypted with this 32-byte data key, managed by the caller (a platform keystore, say).
     case key(SecretBytes)
+    /// Encrypted, and unlocked through one slot of the existing key envelope: a TPM slot
+    /// (`TPMSlotUnlocker` of SyncTPM), the recovery slot, or the passphrase slot. It cannot create
+    /// a store.
+    case slot(any SlotUnlocker)
 }
 
 /// Options for opening a store.
@@ -80,6 +84,10 @@ extension SQLiteStore {
             database = try dataKey.withUnsafeBytes {
                 try Self.openDatabase(at: url, key: $0, create: options.createIfMissing, holding: lock)
             }
+        case .slot(let unlocker):
+            guard FileManager.default.fileExists(atPath: url.path) else { throw StoreError.storeNotFound(url.path) }
+            let (dataKey, lock) = try Self.unlockKey(for: url, unlocker: unlocker, options: options)
+            database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: false, holding: lock) }
         }
         adopt(database)
     }
@@ -97,12 +105,7 @@ extension SQLiteStore {
         if !databaseExists && !options.createIfMissing { throw StoreError.storeNotFound(url.path) }
         if databaseExists && !envelopeExists { throw StoreError.keyMaterialMissing }
         if envelopeExists {
-            let envelope = try StoreKeys.readEnvelope(of: url)
-            let keys = try StoreKeys.unlock(envelope, secret: passphrase, allowInsecureProfile: options.allowInsecureKeyProfile)
-            // Finishes or rolls back an interrupted rotation or migration first (a no-op otherwise).
-            return try StoreKeys.dataKeyAfterRecovery(
-                database: url, envelope: envelope, keys: keys, passphrase: passphrase,
-                allowInsecureProfile: options.allowInsecureKeyProfile)
+            return try unlockKey(for: url, unlocker: SecretUnlocker(passphrase), options: options)
         }
         let (envelope, dataKey) = try StoreKeys.transform { () throws(KeyError) in
             try KeyEnvelope.create(
@@ -110,5 +113,17 @@ extension SQLiteStore {
         }
         try StoreKeys.write(envelope, forDatabase: url)
         return (dataKey, nil)
+    }
+
+    /// The data key of the existing store at `url`, unlocked through `unlocker`'s slot, after
+    /// finishing or rolling back an interrupted rotation or migration (a no-op otherwise); and the
+    /// store lock, shared, when that recovery holds it.
+    static func unlockKey(
+        for url: URL, unlocker: any SlotUnlocker, options: StoreOptions
+    ) throws -> (dataKey: SecretBytes, lock: StoreLock?) {
+        let envelope = try StoreKeys.readEnvelope(of: url)
+        let keys = try StoreKeys.unlock(envelope, using: unlocker, allowInsecureProfile: options.allowInsecureKeyProfile)
+        return try StoreKeys.dataKeyAfterRecovery(
+            database: url, envelope: envelope, keys: keys, unlocker: unlocker, allowInsecureProfile: options.allowInsecureKeyProfile)
     }
 }

@@ -34,6 +34,9 @@ struct SyncBench: AsyncParsableCommand {
                                 showing the item (B runs startLiveSync; a server with tables in memory)
               store             the store's workloads in this process
               key-derivation    unlocking a key envelope of each production key profile
+              tpm-unlock        unlocking a key envelope through its TPM slot (a software TPM on
+                                loopback, a new connection per unlock; no PIN and PIN) and through
+                                its passphrase slot (default profile)
             Each client workload runs in a child process of its own, so its peak memory is its own.
             The encrypted store has a raw 256-bit key: key derivation is measured on its own.
             sync-server and sync-keys are taken from the directory of this executable (build the
@@ -85,7 +88,7 @@ struct SyncBench: AsyncParsableCommand {
         case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", observedPull = "observed-pull"
         case roundTrip = "round-trip", bareInserts = "bare-inserts", pushInserts = "push-inserts", pushUpdates = "push-updates"
         case offlineWrites = "offline-writes", liveLatency = "live-latency"
-        case encrypt, rotate, store, keyDerivation = "key-derivation"
+        case encrypt, rotate, store, keyDerivation = "key-derivation", tpmUnlock = "tpm-unlock"
     }
 
     /// The database of the server the pushes go to.
@@ -157,6 +160,9 @@ struct SyncBench: AsyncParsableCommand {
         if selected.contains(.keyDerivation) {
             progress("key derivation")
             records += try StoreBench.keyDerivation(runs: runs)
+        }
+        if selected.contains(.tpmUnlock) {
+            records += try TPMUnlockBench.measure(runs: runs) { progress($0) }
         }
         return records
     }

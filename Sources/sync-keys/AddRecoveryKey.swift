@@ -11,13 +11,13 @@ struct AddRecoveryKey: ParsableCommand {
         discussion: "The code is printed on standard output, alone on its line. A previous recovery code stops working.")
 
     @OptionGroup var store: StoreLocation
-    @OptionGroup var passphrase: PassphraseOptions
+    @OptionGroup var unlock: UnlockOptions
 
     func run() throws {
-        let secret = try passphrase.read(prompt: "Passphrase for \(store.name): ")
+        let unlocker = try unlock.unlocker(for: store)
         let hadRecovery = (try? StoreKeys.status(forDatabase: store.url))?.slots.contains { $0.id == KeyEnvelope.recoverySlot } ?? false
         let code = try StoreKeys.addRecoveryCode(
-            forDatabase: store.url, passphrase: secret, allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile)
+            forDatabase: store.url, unlocker: unlocker, allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile)
         Terminal.printError("Recovery code for \(store.url.path). It is shown only now: write it down and keep it offline.")
         if hadRecovery { Terminal.printError("The previous recovery code no longer works.") }
         // The one place a secret is printed, on purpose: the code exists nowhere else.

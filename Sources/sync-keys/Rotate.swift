@@ -12,15 +12,15 @@ struct Rotate: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreLocation
-    @OptionGroup var passphrase: PassphraseOptions
+    @OptionGroup var unlock: UnlockOptions
 
     func run() throws {
         let fault = try FaultInjection.fromEnvironment()
         let damage = try CopyDamage.fromEnvironment(database: store.url)
-        let secret = try passphrase.read(prompt: "Passphrase for \(store.name): ")
+        let unlocker = try unlock.unlocker(for: store)
         let progress = ProgressDisplay(label: "Re-encrypting")
         let result = try StoreKeys.rotateDataKey(
-            forDatabase: store.url, passphrase: secret, allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile
+            forDatabase: store.url, unlocker: unlocker, allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile
         ) { event in
             damage?.observe(event)
             fault?.observe(event)

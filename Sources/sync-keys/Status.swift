@@ -3,6 +3,7 @@ import Foundation
 import SyncCLI
 import SyncKeyMaintenance
 import SyncKeys
+import SyncTPM
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,18 +18,31 @@ struct Status: ParsableCommand {
     @Flag(name: .customLong("json"), help: "Print JSON for machines.")
     var json = false
 
+    @OptionGroup var tpm: TPMOptions
+
     func validate() throws {
         if rotationPeriodDays < 1 { throw ValidationError("--rotation-period-days must be at least 1.") }
     }
 
     func run() throws {
-        let status = try StoreKeys.status(forDatabase: store.url, rotationPeriodDays: rotationPeriodDays)
+        var status = try StoreKeys.status(forDatabase: store.url, rotationPeriodDays: rotationPeriodDays)
+        if status.slots.contains(where: { $0.tpm?.pin == true }) {
+            status.tpmLockout = try? TPMDevice(configuration: tpm.configuration).lockoutParameters()
+        }
         if json { return try printJSON(status) }
         for line in Self.lines(status) { Terminal.print(line) }
     }
 
     static func lines(_ s: StoreKeyStatus) -> [String] {
         var lines = ["Store:                \(s.database)"]
+        if s.shredded {
+            lines.append("Shredded:             yes: no key opens the store any more")
+            if !s.tpmObjectsToEvict.isEmpty {
+                lines.append(
+                    "TPM objects left:     \(s.tpmObjectsToEvict.joined(separator: ", ")) (run sync-keys shred again where the TPM is reachable)")
+            }
+            return lines
+        }
         guard s.formatVersion != nil else {
             lines.append("Encrypted:            no (plain SQLite; run sync-keys encrypt to encrypt it)")
             return lines
@@ -48,10 +62,24 @@ struct Status: ParsableCommand {
         lines.append("Rotation:             \(s.rotationDue ? "DUE since \(due)" : "next due \(due)") (period \(s.rotationPeriodDays) days)")
         lines.append("Interrupted rotation: \(s.rotationInterrupted ? "YES: run sync-keys rotate (or open the store) to finish it" : "no")")
         lines.append("Key slots:            \(s.slots.map { "\($0.id) (set \($0.createdAt))" }.joined(separator: ", "))")
+        for slot in s.slots { lines.append("  \(describe(slot))") }
+        if let lockout = s.tpmLockout { lines.append(describe(lockout)) }
         if !s.leftoverFiles.isEmpty {
             lines.append("Leftover files:       \(s.leftoverFiles.joined(separator: ", ")) (removed by the next rotate or open)")
         }
         return lines
+    }
+
+    /// One line per slot: its type, creation date and policy; nothing secret.
+    static func describe(_ slot: StoreKeyStatus.SlotInfo) -> String {
+        guard let tpm = slot.tpm else { return "\(slot.id): \(slot.kdf.algorithm), created \(slot.createdAt)" }
+        let pcrs = tpm.pcrs.isEmpty ? "no PCR policy" : "PCRs \(tpm.pcrs.map(String.init).joined(separator: ",")) (\(tpm.pcrBank))"
+        return "tpm: TPM object \(tpm.handle), created \(slot.createdAt), \(tpm.pin ? "PIN" : "no PIN"), \(pcrs)"
+    }
+
+    /// The TPM's dictionary-attack parameters, for a person.
+    static func describe(_ lockout: TPMDevice.LockoutParameters) -> String {
+        "TPM lockout:          after \(lockout.maxTries) wrong PINs (now \(lockout.failedTries)); one is forgiven every \(lockout.recoverySeconds) s"
     }
 
     static func describe(_ kdf: StoreKeyStatus.KDFInfo) -> String {

@@ -12,11 +12,15 @@ struct SyncKeysTool: AsyncParsableCommand {
         discussion: """
             Secrets are read from --passphrase-file / --passphrase-fd, the environment variables \
             CIPHERSYNC_PASSPHRASE / CIPHERSYNC_NEW_PASSPHRASE (cleared at start-up), or a prompt \
-            without echo — never from the command line.
-            Exit codes: 0 ok, 1 failure, 2 usage, 3 wrong passphrase, 4 missing or damaged key material.
+            without echo — never from the command line. A TPM slot's PIN is read from --pin-file / \
+            --pin-fd or a prompt only. The TPM is named by --tcti or CIPHERSYNC_TCTI (default \
+            device:/dev/tpmrm0).
+            Exit codes: 0 ok, 1 failure, 2 usage, 3 wrong passphrase, 4 missing or damaged key material \
+            (or a shredded store), 8 wrong PIN, 9 TPM locked out, 10 TPM slot unusable here.
             """,
         subcommands: [
             Init.self, Status.self, ChangePassphrase.self, Rotate.self, Verify.self, Encrypt.self, AddRecoveryKey.self,
+            AddTPMSlot.self, RemoveSlot.self, Shred.self,
         ])
 }
 

@@ -12,15 +12,14 @@ struct Verify: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreLocation
-    @OptionGroup var passphrase: PassphraseOptions
+    @OptionGroup var unlock: UnlockOptions
 
     @Flag(name: .customLong("json"), help: "Print the report as JSON.")
     var json = false
 
     func run() throws {
-        let secret = try passphrase.read(prompt: "Passphrase for \(store.name): ")
         let report = try StoreKeys.verify(
-            database: store.url, passphrase: secret, allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile)
+            database: store.url, unlocker: try unlock.unlocker(for: store), allowInsecureProfile: KeyProfileOptions.allowsInsecureProfile)
         if json {
             try printJSON(report)
         } else {

@@ -13,5 +13,9 @@ if let mallopt = dlsym(nil, "mallopt") {
 }
 #endif
 
+// tpm2-tss logs every failed TPM command to standard error; the tools report errors themselves.
+// Set while the process has one thread, unless the user asked for the library's log.
+setenv("TSS2_LOG", "all+NONE", 0)
+
 // No `await` here: the process has one thread when CommandRunner moves the secrets out of the environment.
 CommandRunner.main(SyncKeysTool.self, toolName: "sync-keys")

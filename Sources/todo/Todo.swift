@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import SyncCLI
 import SyncClient
+import SyncKeyMaintenance
 import SyncKeys
 import SyncStore
+import SyncTPM
 import SyncWire
 import TodoApp
 
@@ -19,7 +21,10 @@ struct Todo: AsyncParsableCommand {
             The device options (--store, --server, --plain, --auth-token-file, --passphrase-file, \
             --passphrase-fd, --profile) go before or after the command: todo --store a.db list.
             Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, \
-            3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued).
+            3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued), \
+            8 wrong PIN, 9 TPM locked out, 10 TPM slot unusable here.
+            With --unlock tpm an existing store opens through its TPM slot (sync-keys add-tpm-slot); the PIN, if the slot \
+            has one, comes from --pin-file, --pin-fd or a prompt, and the TPM from --tcti or CIPHERSYNC_TCTI.
             """,
         subcommands: [
             Add.self, List.self, Complete.self, Edit.self, Delete.self, Push.self, Pull.self, Sync.self, Purge.self,
@@ -36,6 +41,15 @@ struct DeviceOptions: ParsableArguments {
     var authTokenFile: String?
     @OptionGroup var passphrase: PassphraseOptions
     @OptionGroup var profile: KeyProfileOptions
+    @Option(help: ArgumentHelp("Unlock an existing store with its passphrase (default) or its TPM slot.", valueName: "slot"))
+    var unlock: UnlockWith = .passphrase
+    @OptionGroup var pin: PINOptions
+    @OptionGroup var tpm: TPMOptions
+
+    /// The slot `--unlock` names.
+    enum UnlockWith: String, ExpressibleByArgument {
+        case passphrase, tpm
+    }
 
     func validate() throws {
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
@@ -52,6 +66,8 @@ struct DeviceOptions: ParsableArguments {
         let encryption: StoreEncryption
         if plain {
             encryption = .none
+        } else if unlock == .tpm {
+            encryption = .slot(try tpmUnlocker(for: url))
         } else {
             let prompt = exists ? "Passphrase for \(store): " : "New passphrase for \(store): "
             encryption = .passphrase(try passphrase.read(prompt: prompt, confirm: !exists))
@@ -65,6 +81,17 @@ struct DeviceOptions: ParsableArguments {
         return try await TodoDevice.open(
             store: url, encryption: encryption, options: options, server: serverURL, authenticationToken: try authToken(),
             checkpoint: checkpoint)
+    }
+
+    /// The unlocker of the store's TPM slot, with its PIN read when the slot has one.
+    func tpmUnlocker(for url: URL) throws -> TPMSlotUnlocker {
+        let status = try StoreKeys.status(forDatabase: url)
+        guard !status.shredded else { throw StoreError(KeyError.shredded) }
+        guard let binding = status.slots.first(where: { $0.id == KeyEnvelope.tpmSlot })?.tpm else {
+            throw StoreError(KeyError.slotMissing(KeyEnvelope.tpmSlot))
+        }
+        let pin = binding.pin ? try pin.read(prompt: "PIN for \(store): ") : nil
+        return TPMSlotUnlocker(configuration: tpm.configuration, pin: pin)
     }
 
     /// The first line of `--auth-token-file`, if given.
@@ -140,7 +167,8 @@ extension DeviceOptions {
     /// The options every command takes, which may also come before the command:
     /// `todo --store a.db list` is `todo list --store a.db`.
     static let leadingOptions: Set<String> = [
-        "--store", "--server", "--profile", "--passphrase-file", "--passphrase-fd", "--auth-token-file",
+        "--store", "--server", "--profile", "--passphrase-file", "--passphrase-fd", "--auth-token-file", "--unlock", "--pin-file",
+        "--pin-fd", "--tcti",
     ]
     static let leadingFlags: Set<String> = ["--plain"]
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """An independent reader of CipherSync key envelopes, written from Keys/FORMAT.md only.
 
-Reads the passphrase from standard input (one line), the envelope path from argv[1], and prints
-the data key as hex (and the pending key, if a rotation is in progress, on a second line).
-Uses the `cryptography` package; no CipherSync code.
+Reads the envelope path from argv[1] and the slot id from argv[2] (default `passphrase`), the
+slot's secret from standard input (one line: the passphrase or recovery code; for the `tpm` slot
+the 32-byte secret the TPM unseals, as hex, e.g. from `tpm2_unseal`), and prints the data key as
+hex (and the pending key, if a rotation is in progress, on a second line). Uses the
+`cryptography` package; no CipherSync code.
 """
 import base64, hashlib, hmac, json, sys, unicodedata
 
@@ -27,17 +29,24 @@ def main():
     assert envelope["format"] == "ciphersync-key-envelope" and envelope["version"] == 1
     body = {k: v for k, v in envelope.items() if k not in ("digest", "mac")}
     assert hashlib.sha256(canonical(body)).hexdigest() == envelope["digest"], "digest"
+    slot_id = sys.argv[2] if len(sys.argv) > 2 else "passphrase"
     passphrase = unicodedata.normalize("NFC", sys.stdin.readline().rstrip("\n")).encode()
-    slot = next(s for s in envelope["slots"] if s["id"] == "passphrase")
+    slot = next(s for s in envelope["slots"] if s["id"] == slot_id)
     kdf = slot["kdf"]
     salt = base64.b64decode(kdf["salt"])
-    if kdf["algorithm"] == "scrypt":
+    if kdf["algorithm"] == "tpm2-sealed":
+        kek = bytes.fromhex(passphrase.decode())
+        assert len(kek) == 32 and len(salt) >= 16 and "tpm" in slot, "tpm slot"
+    elif kdf["algorithm"] == "scrypt":
         kek = Scrypt(salt=salt, length=32, n=kdf["n"], r=kdf["r"], p=kdf["p"]).derive(passphrase)
     elif kdf["algorithm"] == "pbkdf2-sha512":
         kek = PBKDF2HMAC(algorithm=hashes.SHA512(), length=32, salt=salt, iterations=kdf["iterations"]).derive(passphrase)
     else:
         raise SystemExit("unknown kdf")
-    header = canonical({"id": slot["id"], "kdf": kdf, "wrap": slot["wrap"]})
+    header_fields = {"id": slot["id"], "kdf": kdf, "wrap": slot["wrap"]}
+    if "tpm" in slot:
+        header_fields["tpm"] = slot["tpm"]
+    header = canonical(header_fields)
     wrapping_key = hkdf(kek, salt, b"ciphersync/v1/slot-wrap\x00" + header)
     envelope_key = aes_key_unwrap_with_padding(wrapping_key, base64.b64decode(slot["wrappedKey"]))
     mac_key = hkdf(envelope_key, b"", b"ciphersync/v1/envelope-mac")
