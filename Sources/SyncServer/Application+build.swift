@@ -60,7 +60,7 @@ public func openStorage(_ configuration: ServerConfiguration) async throws -> an
 /// - Throws: ``TableStorageError/scopeMismatch(table:)`` naming the first table that is not.
 public func checkTables(_ storage: any TableStorage, _ configuration: ServerConfiguration) async throws {
     for schema in try await storage.tables().sorted(by: { $0.name < $1.name })
-    where schema.isPerUser != configuration.perUserTables.contains(schema.name) {
+    where schema.name != OwnerColumns.table && schema.isPerUser != configuration.perUserTables.contains(schema.name) {
         throw TableStorageError.scopeMismatch(table: schema.name)
     }
 }
