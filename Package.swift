@@ -43,6 +43,9 @@ let package = Package(
         // The client's change stream on Linux (HTTPSyncTransport.openStream) and the tests' HTTP
         // fixtures; the server has it through Hummingbird.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        // The HTTP parts the server's connection handlers see (HTTPRefusals.swift); the server
+        // has it through Hummingbird.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -96,6 +99,10 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // HTTPParserError and the HTTP parts: requests the HTTP decoder refuses are
+                // answered in JSON.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             // The OpenAPI document of the tables API, compiled into the server (GET /openapi.json).
             resources: [.embedInCode("Resources/openapi.json")]),

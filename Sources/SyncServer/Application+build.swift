@@ -7,7 +7,8 @@ import SyncWire
 
 /// Builds the router: `GET /health`, `GET /openapi.json` (the API's OpenAPI document, which
 /// describes every route added here), the tables routes over `storage`, and `GET /changes` (their
-/// change notifications, see ``ChangeStreamSettings``).
+/// change notifications, see ``ChangeStreamSettings``). A method no route of a path takes is a
+/// 405 with `Allow`, a path no route takes a 404, both with a JSON message.
 ///
 /// - Parameters:
 ///   - storage: Where the tables are.
@@ -23,6 +24,8 @@ public func buildRouter(storage: any TableStorage, configuration: ServerConfigur
     let service = TableService(storage: storage, softDelete: configuration.softDelete)
     TableController(service: service, configuration: configuration).addRoutes(to: router)
     ChangesController(storage: storage, hub: changes, configuration: configuration).addRoutes(to: router)
+    // Last: it wraps only the answer to a request no route takes (405 or 404, in JSON).
+    router.add(middleware: UnroutedRequestMiddleware(routes: router.routes))
     return router
 }
 
@@ -60,7 +63,7 @@ public func openStorage(_ configuration: ServerConfiguration) async throws -> an
 /// - Throws: ``TableStorageError/scopeMismatch(table:)`` naming the first table that is not.
 public func checkTables(_ storage: any TableStorage, _ configuration: ServerConfiguration) async throws {
     for schema in try await storage.tables().sorted(by: { $0.name < $1.name })
-    where schema.isPerUser != configuration.perUserTables.contains(schema.name) {
+    where schema.name != OwnerColumns.table && schema.isPerUser != configuration.perUserTables.contains(schema.name) {
         throw TableStorageError.scopeMismatch(table: schema.name)
     }
 }
@@ -91,6 +94,7 @@ public func buildApplication(
     try await checkTables(storage, configuration)
     return Application(
         router: buildRouter(storage: storage, configuration: configuration),
+        server: .http1(configuration: .init(additionalChannelHandlers: [DecoderRefusalHandler()])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ciphersync-sync-server"),
         onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
         logger: configuration.logger)

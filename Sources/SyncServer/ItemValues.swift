@@ -49,13 +49,20 @@ enum ItemValues {
     /// a string into a text column, a number into an integer or real one, a Boolean into a
     /// Boolean one, an object or array into a JSON one; `null` fits any.
     ///
+    /// - Parameters:
+    ///   - values: The properties to write.
+    ///   - schema: Their table's schema.
+    ///   - view: The columns the request may see: a column it does not see (another user's) is
+    ///     named as the property was sent, never as stored.
     /// - Throws: A 400 naming the first property whose value does not fit.
-    static func checkTypes(_ values: JSONObject, against schema: TableSchema) throws(TableError) {
+    static func checkTypes(_ values: JSONObject, against schema: TableSchema, naming view: ColumnView = .everything) throws(TableError) {
         // Checked in any order; a misfit found is reported as the first one by name.
         guard values.contains(where: { misfit($0.key, $0.value, schema) != nil }) else { return }
         for (name, value) in values.sorted(by: { $0.key < $1.key }) {
             guard let (column, stored) = misfit(name, value, schema) else { continue }
-            throw .badRequest("The property '\(name.prefix(64))' is \(article(value)), but the column '\(column.prefix(64))' holds \(plural(stored))")
+            throw .badRequest(
+                "The property '\(name.prefix(64))' is \(article(value)), but the column '\(view.spelling(of: column, sent: name).prefix(64))' holds \(plural(stored))"
+            )
         }
     }
 

@@ -6,25 +6,47 @@ import SyncWire
 /// The tables protocol over a ``TableStorage``: request checks, versions and preconditions,
 /// soft delete, conflicts. No HTTP here; the controller maps requests to these calls, and the
 /// storage stamps every write (see ``TableStorage``).
+///
+/// Every item body it returns or throws (in a 409 or 412) is rendered through the request's
+/// ``ColumnView``, and every query is checked against it: a per-user table shows each owner only
+/// the columns that owner wrote (``OwnerColumns``).
 struct TableService: Sendable {
     let storage: any TableStorage
     let softDelete: Bool
 
+    /// The record of each owner's columns.
+    var owners: OwnerColumns { OwnerColumns(storage: storage) }
+
     /// The page of items a list request returns, written, and the total count when the query
     /// asks for it.
     func list(_ query: QueryDescription, scope: RowScope, includeDeleted: Bool) async throws -> (page: ItemPage, totalCount: Int?) {
+        let hideDeleted = notDeleted(includeDeleted)
+        let view = try await owners.view(of: query.table, scope: scope)
+        // Checked before the table is looked for: an unknown column is refused alike whether or
+        // not other users made the per-user table.
+        try view.check(query, extraFilter: hideDeleted)
         guard try await storage.schema(of: query.table) != nil else {
             // Whether a per-user table exists says something about other users: it lists empty.
             guard scope.owner == nil else { return (try ItemPage(items: []), query.includeTotalCount ? 0 : nil) }
             throw TableError.notFound("The table '\(query.table)' does not exist")
         }
-        let hideDeleted = notDeleted(includeDeleted)
-        let page = try await storage.selectPage(query, scope: scope, extraFilter: hideDeleted)
+        let page: ItemPage
+        if view.isRestricted {
+            page = try ItemPage(items: try await storage.select(query, scope: scope, extraFilter: hideDeleted).map(view.render))
+        } else {
+            page = try await storage.selectPage(query, scope: scope, extraFilter: hideDeleted)
+        }
         let count = query.includeTotalCount ? try await storage.count(query, scope: scope, extraFilter: hideDeleted) : nil
         return (page, count)
     }
 
     func read(table: String, id: String, scope: RowScope, includeDeleted: Bool) async throws -> JSONObject {
+        let view = try await owners.view(of: table, scope: scope)
+        return view.render(try await stored(table: table, id: id, scope: scope, includeDeleted: includeDeleted))
+    }
+
+    /// The stored row `id` of the scope, as the storage returns it; 404 when missing (or deleted).
+    private func stored(table: String, id: String, scope: RowScope, includeDeleted: Bool) async throws -> JSONObject {
         guard let row = try await storage.row(table: table, id: id, scope: scope), includeDeleted || !isDeleted(row) else {
             throw TableError.notFound()
         }
@@ -32,6 +54,12 @@ struct TableService: Sendable {
     }
 
     func insert(table: String, scope: RowScope, item: JSONObject) async throws -> JSONObject {
+        let view = try await owners.view(of: table, scope: scope)
+        let stored = try await rendering(view) { try await insert(table: table, scope: scope, item: item, view: view) }
+        return try await owners.record(item, table: table, scope: scope, view: view).render(stored)
+    }
+
+    private func insert(table: String, scope: RowScope, item: JSONObject, view: ColumnView) async throws -> JSONObject {
         try ItemValues.checkReserved(item)
         var row = item
         switch item[SystemProperty.id] {
@@ -43,12 +71,12 @@ struct TableService: Sendable {
         let existing = try await storage.schema(of: table)
         let columns = try ItemValues.columns(of: item, against: existing)
         // Checked before a column is added, and again after (a column another request just made).
-        if let existing { try ItemValues.checkTypes(row, against: existing) }
+        if let existing { try ItemValues.checkTypes(row, against: existing, naming: view) }
         if let existing, existing.missingColumns(columns).isEmpty {
             // Every column is there: no schema change, so no second call to the storage.
             try existing.check(scope)
         } else {
-            try ItemValues.checkTypes(row, against: try await storage.ensureColumns(table, scope: scope, columns))
+            try ItemValues.checkTypes(row, against: try await storage.ensureColumns(table, scope: scope, columns), naming: view)
         }
         switch try await storage.insert(table: table, scope: scope, item: row) {
         case .written(let stored): return stored
@@ -59,6 +87,16 @@ struct TableService: Sendable {
     }
 
     func update(table: String, id: String, scope: RowScope, changes: JSONObject, ifMatch: String?) async throws -> JSONObject {
+        let view = try await owners.view(of: table, scope: scope)
+        let stored = try await rendering(view) {
+            try await update(table: table, id: id, scope: scope, changes: changes, ifMatch: ifMatch, view: view)
+        }
+        return try await owners.record(changes, table: table, scope: scope, view: view).render(stored)
+    }
+
+    private func update(
+        table: String, id: String, scope: RowScope, changes: JSONObject, ifMatch: String?, view: ColumnView
+    ) async throws -> JSONObject {
         try ItemValues.checkReserved(changes)
         if let bodyID = changes[SystemProperty.id] {
             guard case .string(let text) = bodyID, ItemID.sameItem(text, id) else {
@@ -71,12 +109,12 @@ struct TableService: Sendable {
         var values = changes
         values.removeValue(forKey: SystemProperty.id)
         values.removeValue(forKey: SystemProperty.version)
-        try ItemValues.checkTypes(values, against: schema)
+        try ItemValues.checkTypes(values, against: schema, naming: view)
         let columns = try ItemValues.columns(of: changes, against: schema)
         if !schema.missingColumns(columns).isEmpty {
             // A column is added only for a row that is there to take it.
-            _ = try await read(table: table, id: id, scope: scope, includeDeleted: false)
-            try ItemValues.checkTypes(values, against: try await storage.ensureColumns(table, scope: scope, columns))
+            _ = try await stored(table: table, id: id, scope: scope, includeDeleted: false)
+            try ItemValues.checkTypes(values, against: try await storage.ensureColumns(table, scope: scope, columns), naming: view)
         }
         let result = try await storage.update(
             table: table, id: id, scope: scope, values: values, condition: WriteCondition(version: version, deleted: false))
@@ -84,6 +122,11 @@ struct TableService: Sendable {
     }
 
     func delete(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> JSONObject {
+        let view = try await owners.view(of: table, scope: scope)
+        return view.render(try await rendering(view) { try await deleteRow(table: table, id: id, scope: scope, ifMatch: ifMatch) })
+    }
+
+    private func deleteRow(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> JSONObject {
         let version = try await expectedVersion(table: table, id: id, scope: scope, ifMatch: ifMatch)
         let condition = WriteCondition(version: version, deleted: false)
         if softDelete {
@@ -95,6 +138,11 @@ struct TableService: Sendable {
     }
 
     func undelete(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> JSONObject {
+        let view = try await owners.view(of: table, scope: scope)
+        return view.render(try await rendering(view) { try await undeleteRow(table: table, id: id, scope: scope, ifMatch: ifMatch) })
+    }
+
+    private func undeleteRow(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> JSONObject {
         let version = try await expectedVersion(table: table, id: id, scope: scope, ifMatch: ifMatch)
         let result = try await storage.update(
             table: table, id: id, scope: scope, values: [SystemProperty.deleted: .bool(false)],
@@ -112,12 +160,21 @@ struct TableService: Sendable {
 
     // MARK: helpers
 
+    /// What `body` returns, with the item of a 409 or 412 it throws rendered through `view`.
+    private func rendering(_ view: ColumnView, _ body: () async throws -> JSONObject) async throws -> JSONObject {
+        do {
+            return try await body()
+        } catch let error as TableError where error.item != nil && view.isRestricted {
+            throw TableError(error.status, error.message, item: error.item.map(view.render))
+        }
+    }
+
     /// The version `If-Match` requires, `nil` for `*` or no header. A tag that can match no
     /// version (a weak one) is answered at once: 404 when the row is not there, else 412 with it.
     private func expectedVersion(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> String? {
         guard let ifMatch, !ETag.isWildcard(ifMatch) else { return nil }
         if let version = ETag.version(from: ifMatch) { return version }
-        let current = try await read(table: table, id: id, scope: scope, includeDeleted: false)
+        let current = try await stored(table: table, id: id, scope: scope, includeDeleted: false)
         throw TableError(.preconditionFailed, "The server's version did not match the passed version", item: current)
     }
 

@@ -73,6 +73,24 @@ import Testing
         #expect(checked == 6)
     }
 
+    /// Every operation documents the 431 of header fields beyond the HTTP layer's limits, and the
+    /// document says what a method a path does not take is answered.
+    @Test func everyOperationDocumentsTheHeaderLimitAndTheDocumentTheMethodRule() throws {
+        let document = try Self.document()
+        let paths = try #require(document["paths"]?.objectValue)
+        var checked = 0
+        for (path, item) in paths {
+            for method in Self.methods {
+                guard let operation = item.objectValue?[method]?.objectValue else { continue }
+                #expect(operation["responses"]?.objectValue?["431"] != nil, "\(method) \(path) documents 431")
+                checked += 1
+            }
+        }
+        #expect(checked >= 11)
+        let description = document["info"]?.objectValue?["description"]?.stringValue ?? ""
+        #expect(description.contains("405") && description.contains("`Allow`") && description.contains("431"))
+    }
+
     @Test func everyReferenceResolves() throws {
         let document = try Self.document()
         var references: [String] = []

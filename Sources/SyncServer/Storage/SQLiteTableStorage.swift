@@ -111,10 +111,10 @@ public actor SQLiteTableStorage: TableStorage {
         }
     }
 
-    /// The names of the database's tables.
+    /// The names of the database's tables (the record of owners' columns, ``OwnerColumns``, included).
     private func tableNames() throws -> [String] {
         try connection.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
-            .rows.compactMap { $0.first?.textValue }.filter(TableName.isValid)
+            .rows.compactMap { $0.first?.textValue }.filter { TableName.isValid($0) || $0 == OwnerColumns.table }
     }
 
     /// Reads every table's schema again, after a rolled-back batch undid the tables and columns it
