@@ -40,6 +40,10 @@ let package = Package(
         // The client's change stream on Linux (HTTPSyncTransport.openStream) and the tests' HTTP
         // fixtures; the server has it through Hummingbird.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        // The server's metrics (sync-server --metrics-port): swift-metrics handlers backed by a
+        // Prometheus registry of each server's own.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -84,6 +88,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // The OpenAPI document of the tables API, compiled into the server (GET /openapi.json).
             resources: [.embedInCode("Resources/openapi.json")]),
