@@ -46,6 +46,10 @@ let package = Package(
         // The HTTP parts the server's connection handlers see (HTTPRefusals.swift); the server
         // has it through Hummingbird.
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // The server's metrics (sync-server --metrics-port): swift-metrics handlers backed by a
+        // Prometheus registry of each server's own.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // MARK: C libraries (system): SQLCipher only, never plain SQLite; OpenSSL libcrypto.
@@ -103,6 +107,8 @@ let package = Package(
                 // answered in JSON.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // The OpenAPI document of the tables API, compiled into the server (GET /openapi.json).
             resources: [.embedInCode("Resources/openapi.json")]),

@@ -16,8 +16,10 @@ import SyncWire
 /// - Returns: The router.
 public func buildRouter(storage: any TableStorage, configuration: ServerConfiguration) -> Router<ServerRequestContext> {
     let router = Router(context: ServerRequestContext.self)
+    if let metrics = configuration.metrics { router.add(middleware: RequestMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: LogRequestsMiddleware(.debug))
     let changes = ChangeHub()
+    configuration.metrics?.countStreams { changes.listenerCount }
     router.add(middleware: ChangeNotifyingMiddleware(hub: changes))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }
     router.get("openapi.json") { _, _ in OpenAPIDocument.response() }
@@ -48,8 +50,11 @@ private func health(_ storage: any TableStorage, logger: Logger) async throws ->
 /// - Throws: The engine's error, or ``TableStorageError`` for a database it cannot serve.
 public func openStorage(_ configuration: ServerConfiguration) async throws -> any TableStorage {
     switch configuration.database {
-    case .memory, .sqlite: return try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger)
-    case .postgres(let settings): return try await PostgresTableStorage.open(settings, logger: configuration.logger)
+    case .memory, .sqlite:
+        return try await SQLiteTableStorage.open(configuration.database, logger: configuration.logger, lockWait: configuration.storageTimeout)
+    case .postgres(var settings):
+        settings.connectionWait = configuration.storageTimeout
+        return try await PostgresTableStorage.open(settings, logger: configuration.logger)
     }
 }
 
@@ -104,12 +109,16 @@ public func buildApplication(
 public final class RunningServer: Sendable {
     /// The base URL, e.g. `http://127.0.0.1:51234`.
     public let url: URL
+    /// The base URL of the metrics listener (``ServerConfiguration/metrics``), `nil` without
+    /// metrics: `GET` its `/metrics`.
+    public let metricsURL: URL?
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
     private let storage: any TableStorage
 
-    init(url: URL, group: ServiceGroup, task: Task<Void, any Error>, storage: any TableStorage) {
+    init(url: URL, metricsURL: URL?, group: ServiceGroup, task: Task<Void, any Error>, storage: any TableStorage) {
         self.url = url
+        self.metricsURL = metricsURL
         self.group = group
         self.task = task
         self.storage = storage
@@ -129,28 +138,47 @@ public final class RunningServer: Sendable {
     /// - Throws: What ``checkTables(_:_:)`` throws, or why the server could not listen.
     public static func start(_ configuration: ServerConfiguration, storage: any TableStorage) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app: any Service
+        var services: [any Service]
         do {
-            app = try await buildApplication(configuration, storage: storage) { port in continuation.yield(port) }
+            services = [try await buildApplication(configuration, storage: storage) { port in continuation.yield(port) }]
         } catch {
             try? await storage.close()
             throw error
         }
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: configuration.logger))
+        let (metricsPorts, metricsContinuation) = AsyncStream<Int>.makeStream()
+        if let metrics = configuration.metrics {
+            services.append(
+                buildMetricsApplication(metrics, host: configuration.host, port: configuration.metricsPort, logger: configuration.logger) {
+                    metricsContinuation.yield($0)
+                })
+        } else {
+            metricsContinuation.finish()
+        }
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [], logger: configuration.logger))
         let task = Task {
             // A server that fails to start (a port in use, say) ends the stream, so start() returns.
-            defer { continuation.finish() }
+            defer {
+                continuation.finish()
+                metricsContinuation.finish()
+            }
             try await group.run()
         }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), let url = URL(string: "http://\(configuration.host):\(port)") else {
+        var metricsIterator = metricsPorts.makeAsyncIterator()
+        let metricsPort = await metricsIterator.next()
+        guard let port = await iterator.next(), let url = URL(string: "http://\(configuration.host):\(port)"),
+            configuration.metrics == nil || metricsPort != nil
+        else {
+            await group.triggerGracefulShutdown()
             let failure = await task.result
             try? await storage.close()
             if case .failure(let error) = failure { throw error }
             throw TableError(.internalServerError, "The server did not start")
         }
         continuation.finish()
-        return RunningServer(url: url, group: group, task: task, storage: storage)
+        metricsContinuation.finish()
+        let metricsURL = metricsPort.flatMap { URL(string: "http://\(configuration.host):\($0)") }
+        return RunningServer(url: url, metricsURL: metricsURL, group: group, task: task, storage: storage)
     }
 
     /// Stops accepting requests, finishes the ones in flight, closes the storage.

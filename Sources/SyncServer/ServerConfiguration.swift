@@ -41,6 +41,16 @@ public struct ServerConfiguration: Sendable {
     /// cost each operation less on both sides (measured by `sync-bench`), and one batch holds the
     /// write lock of a SQLite table for tens of milliseconds at most.
     public var maxBatchOperations = 1000
+    /// How long a request waits for the storage before it is answered 503 with nothing applied:
+    /// for a PostgreSQL connection of the pool, or for an SQLite file another process holds
+    /// locked (docs/deploy.md, "Storage outages"). Five seconds by default.
+    public var storageTimeout: Duration = .seconds(5)
+    /// Where the server records its metrics, `nil` (the default) for none; they are served in
+    /// the Prometheus text format on their own listener at ``metricsPort`` (docs/deploy.md,
+    /// "Metrics"), never on the API's port.
+    public var metrics: ServerMetrics?
+    /// The port of the metrics listener when ``metrics`` is set (on ``host``); 0 picks a free one.
+    public var metricsPort = 0
 
     /// A configuration.
     ///

@@ -60,6 +60,16 @@ struct SyncServerCommand: AsyncParsableCommand {
             "The most operations one POST /batch/{table} may carry (the batch extension, advertised by GET /capabilities); 0 turns it off.",
             valueName: "n"))
     var maxBatchOperations = 1000
+    @Option(
+        help: ArgumentHelp(
+            "How long a request waits for the storage (a PostgreSQL connection, a locked SQLite file) before it is answered 503, nothing applied (milliseconds).",
+            valueName: "ms"))
+    var storageTimeout = 5000
+    @Option(
+        help: ArgumentHelp(
+            "Serve GET /metrics (Prometheus text format) on this port of --host, apart from the API; off without it. 0 picks a free one.",
+            valueName: "port"))
+    var metricsPort: Int?
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -67,6 +77,11 @@ struct SyncServerCommand: AsyncParsableCommand {
         guard maxTop >= 0 else { throw ValidationError("--max-top must not be negative") }
         guard (0...10_000).contains(maxBatchOperations) else { throw ValidationError("--max-batch-operations must be 0 to 10000") }
         guard (10...60_000).contains(changePollInterval) else { throw ValidationError("--change-poll-interval must be 10 to 60000 ms") }
+        guard (100...600_000).contains(storageTimeout) else { throw ValidationError("--storage-timeout must be 100 to 600000 ms") }
+        if let metricsPort {
+            guard (0...65535).contains(metricsPort) else { throw ValidationError("--metrics-port must be between 0 and 65535") }
+            guard metricsPort != port || port == 0 else { throw ValidationError("--metrics-port must differ from --port") }
+        }
         _ = try parsedDatabase()
         _ = try authToken()
         _ = try jwtConfiguration()
@@ -153,20 +168,31 @@ struct SyncServerCommand: AsyncParsableCommand {
             logger: logger)
         configuration.changeStream.pollInterval = .milliseconds(changePollInterval)
         configuration.maxBatchOperations = maxBatchOperations
+        configuration.storageTimeout = .milliseconds(storageTimeout)
+        if let metricsPort {
+            configuration.metrics = ServerMetrics()
+            configuration.metricsPort = metricsPort
+        }
         let host = self.host
         let (app, storage) = try await buildApplication(configuration) { port in
             // Exactly one line on stdout, for scripts and tests to read.
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
         }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: app),
+            .init(service: ShutdownNotice(logger: logger), successTerminationBehavior: .ignore),
+        ]
+        if let metrics = configuration.metrics {
+            let metricsLogger = logger
+            let metricsApp = buildMetricsApplication(metrics, host: host, port: configuration.metricsPort, logger: logger) { port in
+                metricsLogger.info("Serving metrics", metadata: ["url": "http://\(host):\(port)/metrics"])
+            }
+            services.append(.init(service: metricsApp))
+        }
         // On SIGTERM or SIGINT the server stops accepting connections, finishes the requests in
         // flight (each connection closes after its response), then closes the storage.
         let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: app),
-                    .init(service: ShutdownNotice(logger: logger), successTerminationBehavior: .ignore),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         try await storage.close()
     }

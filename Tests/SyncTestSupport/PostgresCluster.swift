@@ -19,6 +19,9 @@ public struct PostgresCluster: Sendable {
     public let user: String
     /// A database that exists (the maintenance database).
     public let database: String
+    /// The directory of a cluster this process started, `nil` for a server named by
+    /// ``urlVariable``.
+    private(set) var directory: String?
 
     /// `postgres://user@host:port/database`: a URL for ``database`` or another database.
     ///
@@ -55,7 +58,11 @@ public struct PostgresCluster: Sendable {
             let database = url.path.count > 1 ? String(url.path.dropFirst()) : user
             return PostgresCluster(host: host, port: url.port ?? 5432, user: user, database: database)
         }
-        let output = try run(startScript, environment: ["CIPHERSYNC_PARENT_PID": "\(getpid())"])
+        return try startCluster(output: try run(startScript, environment: ["CIPHERSYNC_PARENT_PID": "\(getpid())"]))
+    }
+
+    /// The cluster a start script announced, registered to be stopped at exit.
+    private static func startCluster(output: String) throws(PostgresClusterError) -> PostgresCluster {
         var values: [String: String] = [:]
         for line in output.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1)
@@ -64,18 +71,56 @@ public struct PostgresCluster: Sendable {
         guard let directory = values["PGTEST_DIR"], let portText = values["PGTEST_PORT"], let port = Int(portText) else {
             throw .didNotStart(output)
         }
-        startedDirectory.withLock { $0 = directory }
-        atexit { PostgresCluster.stopStarted() }
-        return PostgresCluster(host: "127.0.0.1", port: port, user: "postgres", database: "postgres")
+        let first = startedDirectories.withLock { directories in
+            directories.append(directory)
+            return directories.count == 1
+        }
+        if first { atexit { PostgresCluster.stopStarted() } }
+        return PostgresCluster(host: "127.0.0.1", port: port, user: "postgres", database: "postgres", directory: directory)
     }
 
-    /// The directory of the cluster this process started, stopped at exit.
-    private static let startedDirectory = Mutex<String?>(nil)
+    /// A cluster of the caller's own, apart from ``shared()``: a test that stops and starts its
+    /// server (``stop()``, ``restart()``) disturbs no other test. Stopped and removed at exit.
+    /// Without PostgreSQL installed it throws, as ``shared()`` does; with ``urlVariable`` set
+    /// it still starts a private cluster (a server someone runs cannot be stopped).
+    ///
+    /// - Returns: The cluster, running.
+    /// - Throws: ``PostgresClusterError`` when it cannot be started.
+    public static func privateCluster() throws(PostgresClusterError) -> PostgresCluster {
+        try startCluster(output: try run(startScript, environment: ["CIPHERSYNC_PARENT_PID": "\(getpid())"]))
+    }
 
-    /// Stops the cluster this process started, if any (at exit).
+    /// Stops the server at once (`pg_ctl stop -m fast`: sessions are ended, connections
+    /// refused) and returns once it is down. For a cluster of ``privateCluster()`` only.
+    ///
+    /// - Throws: ``PostgresClusterError/notPrivate`` for another server; the script's output
+    ///   when it fails.
+    public func stop() throws(PostgresClusterError) {
+        guard let directory else { throw .notPrivate }
+        _ = try Self.run(Self.controlScript, environment: ["PGTEST_DIR": directory, "PGTEST_ACTION": "stop", "PGTEST_PORT": "\(port)"])
+    }
+
+    /// Starts the stopped server again on its port and returns once it accepts connections.
+    ///
+    /// - Throws: ``PostgresClusterError/notPrivate`` for another server; the script's output
+    ///   when it fails.
+    public func restart() throws(PostgresClusterError) {
+        guard let directory else { throw .notPrivate }
+        _ = try Self.run(Self.controlScript, environment: ["PGTEST_DIR": directory, "PGTEST_ACTION": "start", "PGTEST_PORT": "\(port)"])
+    }
+
+    /// The directories of the clusters this process started, stopped at exit.
+    private static let startedDirectories = Mutex<[String]>([])
+
+    /// Stops the clusters this process started (at exit).
     private static func stopStarted() {
-        guard let directory = startedDirectory.withLock({ $0.take() }) else { return }
-        _ = try? run(stopScript, environment: ["PGTEST_DIR": directory])
+        let directories = startedDirectories.withLock { directories in
+            defer { directories = [] }
+            return directories
+        }
+        for directory in directories {
+            _ = try? run(stopScript, environment: ["PGTEST_DIR": directory])
+        }
     }
 
     /// Runs a bash script, returning its standard output; a failure carries its output.
@@ -142,6 +187,22 @@ public struct PostgresCluster: Sendable {
         echo "PGTEST_PORT=$PORT"
         """#
 
+    /// Stops (`PGTEST_ACTION=stop`, fast: sessions ended) or starts again (`start`, on
+    /// `PGTEST_PORT`, the options of ``startScript``) the cluster in `PGTEST_DIR`, waiting until
+    /// it is down or accepts connections.
+    private static let controlScript = #"""
+        set -euo pipefail
+        PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+        AS=(); [ "$(id -u)" = 0 ] && AS=(runuser -u postgres --)
+        if [ "$PGTEST_ACTION" = stop ]; then
+            "${AS[@]}" "$PGBIN/pg_ctl" -D "$PGTEST_DIR/data" -m fast -w -t 30 stop </dev/null >/dev/null
+        else
+            "${AS[@]}" "$PGBIN/pg_ctl" -D "$PGTEST_DIR/data" -l "$PGTEST_DIR/server.log" -w -t 30 -o "-p $PGTEST_PORT -k $PGTEST_DIR \
+                -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
+                -c max_connections=500" start </dev/null >/dev/null 2>&1 || { tail -20 "$PGTEST_DIR/server.log"; exit 1; }
+        fi
+        """#
+
     /// Stops the cluster in `PGTEST_DIR` and removes the directory once its postmaster is gone
     /// (after `pg_ctl stop` the postmaster may linger a moment as a zombie: its state is checked).
     private static let stopScript = #"""
@@ -167,6 +228,8 @@ public enum PostgresClusterError: Error, Sendable, CustomStringConvertible {
     case didNotStart(String)
     /// The URL in the environment variable is not `postgres://USER@HOST[:PORT][/DB]`.
     case badURL(variable: String)
+    /// Only a cluster of ``PostgresCluster/privateCluster()`` can be stopped and started.
+    case notPrivate
 
     /// What is wrong and what to do.
     public var description: String {
@@ -175,6 +238,8 @@ public enum PostgresClusterError: Error, Sendable, CustomStringConvertible {
             return "PostgreSQL tests need a server: a private cluster could not be started (\(output.suffix(2000)))"
         case .badURL(let variable):
             return "\(variable) must be postgres://USER@HOST[:PORT][/DB] without a password (use PGPASSWORD)"
+        case .notPrivate:
+            return "Only a private cluster (PostgresCluster.privateCluster()) can be stopped and started by a test"
         }
     }
 }

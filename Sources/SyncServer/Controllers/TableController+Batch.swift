@@ -32,20 +32,31 @@ extension TableController {
     /// Applies the batch's operations in order, in one storage transaction, each through the
     /// same ``TableService`` call as its single route; answers `{"results": [...]}`, one result
     /// per operation in order. A batch that is not well formed is a 400 and nothing is written.
+    /// When the storage becomes unavailable (``StorageUnavailableError``) at an operation, it and
+    /// every later one are not applied: the batch is a 503 when it was the first, else each of
+    /// them has a 503 result.
     func batch(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let table = try tableName(context)
         let scope = try scope(table, context)
         let operations = try BatchOperation.parse(try await body(request), limit: configuration.maxBatchOperations)
+        ServerMetrics.current?.batch(operations: operations.count)
         let service = self.service
         let ids = operations.compactMap(\.writtenID)
         let results = try await service.storage.inTransaction(table: table, scope: scope, ids: ids) {
             var results: [BatchResult] = []
             results.reserveCapacity(operations.count)
             for operation in operations {
-                results.append(try await operation.apply(service, table: table, scope: scope))
+                do {
+                    results.append(try await operation.apply(service, table: table, scope: scope))
+                } catch let error as StorageUnavailableError where !results.isEmpty {
+                    let refused = BatchResult(status: .serviceUnavailable, body: .error(error.description))
+                    results += repeatElement(refused, count: operations.count - results.count)
+                    break
+                }
             }
             return results
         }
+        ServerMetrics.current?.pushed(results.count { (200..<300).contains($0.status.code) })
         // Written as the results come, members in JSONWriter's order (body, etag, status).
         var json = JSONBuilder()
         json.openObject()

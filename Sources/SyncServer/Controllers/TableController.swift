@@ -46,6 +46,7 @@ struct TableController: Sendable {
             throw TableError.badRequest(error.message)
         }
         let listed = result.page.count
+        ServerMetrics.current?.pulled(listed)
         var headers: HTTPFields = [:]
         if requestedTop > listed, listed == configuration.pageSize, let link = HTTPField.Name(WireHeader.link) {
             headers[link] = nextLink(request, items: items, skip: (query.skip ?? 0) + listed, top: requestedTop - listed)
@@ -60,6 +61,7 @@ struct TableController: Sendable {
         let includeDeleted = QueryString.items(request.uri.query).contains { $0.name.lowercased() == WireHeader.includeDeleted.lowercased() }
         let table = try tableName(context)
         let item = try await service.read(table: table, id: try itemID(context), scope: try scope(table, context), includeDeleted: includeDeleted)
+        ServerMetrics.current?.pulled(1)
         return try JSONResponse.item(item)
     }
 
@@ -67,21 +69,25 @@ struct TableController: Sendable {
         let table = try tableName(context)
         let scope = try scope(table, context)
         let item = try await body(request)
-        return try JSONResponse.item(try await service.insert(table: table, scope: scope, item: item), status: .created)
+        let inserted = try await service.insert(table: table, scope: scope, item: item)
+        ServerMetrics.current?.pushed(1)
+        return try JSONResponse.item(inserted, status: .created)
     }
 
     func update(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let table = try tableName(context)
         let (id, scope) = (try itemID(context), try scope(table, context))
         let changes = try await body(request)
-        return try JSONResponse.item(
-            try await service.update(table: table, id: id, scope: scope, changes: changes, ifMatch: request.headers[.ifMatch]))
+        let updated = try await service.update(table: table, id: id, scope: scope, changes: changes, ifMatch: request.headers[.ifMatch])
+        ServerMetrics.current?.pushed(1)
+        return try JSONResponse.item(updated)
     }
 
     func delete(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let table = try tableName(context)
         let item = try await service.delete(
             table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
+        ServerMetrics.current?.pushed(1)
         return try JSONResponse.item(item)
     }
 
@@ -89,6 +95,7 @@ struct TableController: Sendable {
         let table = try tableName(context)
         let item = try await service.undelete(
             table: table, id: try itemID(context), scope: try scope(table, context), ifMatch: request.headers[.ifMatch])
+        ServerMetrics.current?.pushed(1)
         return try JSONResponse.item(item, status: .created)
     }
 

@@ -33,6 +33,10 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     public var poolSize: Int
     /// How the connection is encrypted.
     public var tls: TLSMode
+    /// How long a statement waits for a connection of the pool before its request is answered
+    /// 503 (``StorageUnavailableError``); the server sets it from
+    /// ``ServerConfiguration/storageTimeout``.
+    public var connectionWait: Duration = .seconds(5)
 
     /// Settings read from a URL.
     ///

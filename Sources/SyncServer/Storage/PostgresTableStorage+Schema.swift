@@ -88,7 +88,7 @@ extension PostgresTableStorage {
         if let connection {
             rows = try await connection.query(query, logger: logger).collect()
         } else {
-            rows = try await client.query(query).collect()
+            rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
         }
         var found: [ColumnKey: TableSchema] = [:]
         for row in rows {

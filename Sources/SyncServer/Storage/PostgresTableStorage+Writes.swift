@@ -100,13 +100,21 @@ extension PostgresTableStorage {
         return stored
     }
 
-    /// Runs `body` in a transaction on one connection of the pool, committed when it returns
-    /// and rolled back when it throws; the error thrown is the one that failed it.
+    /// Runs `body` in a transaction on one connection of the pool (``leased(_:)``), committed
+    /// when it returns and rolled back when it throws; the error thrown is the one that failed
+    /// it. A connection lost before the commit was sent is a ``StorageUnavailableError`` (nothing
+    /// was applied); one lost while it committed is a ``StorageOutcomeUnknownError``.
     func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let logger = self.logger
         do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+            return try await leased { connection in try await connection.withTransaction(logger: logger) { try await body($0) } }
         } catch let error as PostgresTransactionError {
-            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+            if let commit = error.commitError {
+                if let lost = commit as? PSQLError, Self.isConnectionLoss(lost) { throw StorageOutcomeUnknownError() }
+                throw commit
+            }
+            let cause = error.closureError ?? error.beginError ?? error
+            throw Self.unavailable(cause, settings.connectionWait) ?? cause
         }
     }
 

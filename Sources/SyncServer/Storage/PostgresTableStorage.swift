@@ -143,7 +143,9 @@ public final class PostgresTableStorage: TableStorage {
                 query.table, scope, { (translator) throws(QueryError) in try translator.count(query, extraFilter: extraFilter) })
         else { return 0 }
         return try await Self.evaluatingFilter {
-            let values = try await client.query(Self.query(translated.0)).collect().first.map { Self.values($0) }
+            let query = Self.query(translated.0)
+            let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+            let values = rows.first.map { Self.values($0) }
             return values?.first?.1.integerValue.map { Int($0) } ?? 0
         }
     }
@@ -211,7 +213,7 @@ public final class PostgresTableStorage: TableStorage {
         if let connection {
             rows = try await connection.query(query, logger: logger).collect()
         } else {
-            rows = try await client.query(query).collect()
+            rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
         }
         var schema = schema
         if let first = rows.first, first.contains(where: { $0.columnName != TableSchema.ownerColumn && schema.columns[$0.columnName] == nil }) {

@@ -39,9 +39,10 @@ extension SQLiteTableStorage {
     /// on its own (memory tables, or inside a batch).
     func committing<T>(_ statement: () throws -> T) async throws -> T {
         guard joinsCommitGroup else { return try await alone { try statement() } }
+        let deadline = lockDeadline()
         let (result, group, leads) = try await alone { () async throws -> (T, CommitGroup, Bool) in
             let leads = commitGroup == nil
-            let group = try openCommitGroup()
+            let group = try await openCommitGroup(lockedBy: deadline)
             do {
                 return (try statement(), group, leads)
             } catch {
@@ -78,10 +79,11 @@ extension SQLiteTableStorage {
 
     // MARK: helpers
 
-    /// The open commit group, or a new one (its transaction begun).
-    private func openCommitGroup() throws -> CommitGroup {
+    /// The open commit group, or a new one (its transaction begun, the write lock taken by
+    /// `deadline`).
+    private func openCommitGroup(lockedBy deadline: ContinuousClock.Instant) async throws -> CommitGroup {
         if let commitGroup { return commitGroup }
-        try connection.run("BEGIN IMMEDIATE")
+        try await locking(by: deadline) { try connection.run("BEGIN IMMEDIATE") }
         let group = CommitGroup()
         commitGroup = group
         return group

@@ -34,6 +34,9 @@ public actor SQLiteTableStorage: TableStorage {
     var schemas: [ColumnKey: TableSchema] = [:]
     /// Each table's last `updatedAt`, read and advanced by the write statements.
     let clock: StampClock
+    /// How long a write waits for SQLite's write lock (another process holding the file) before
+    /// it fails with ``StorageUnavailableError`` (``locking(by:_:)``).
+    let lockWait: Duration
     /// Schema changes run one at a time (the actor alone would interleave them at each await).
     let schemaGate = AsyncSerialGate()
     /// Writes and schema changes take turns here while a batch transaction holds it
@@ -58,11 +61,12 @@ public actor SQLiteTableStorage: TableStorage {
     ///   - database: The file, or memory.
     ///   - logger: Where the opening is logged (debug).
     ///   - observer: Sees the steps of every write (tests); `nil` otherwise.
+    ///   - lockWait: How long a write waits for a lock another process holds on the file.
     /// - Returns: The open storage.
     /// - Throws: ``TableStorageError/idsDifferingOnlyByCase(table:count:)`` when a table of an
     ///   existing file cannot be folded (nothing is changed then); ``ServerSQLiteError``.
     public static func open(
-        _ database: ServerConfiguration.Database, logger: Logger, observer: (any WriteObserver)? = nil
+        _ database: ServerConfiguration.Database, logger: Logger, observer: (any WriteObserver)? = nil, lockWait: Duration = .seconds(5)
     ) async throws -> SQLiteTableStorage {
         let path: String
         switch database {
@@ -70,7 +74,7 @@ public actor SQLiteTableStorage: TableStorage {
         case .sqlite(let file): path = file
         case .postgres: throw NotSQLite()
         }
-        let store = try SQLiteTableStorage(path: path, observer: observer)
+        let store = try SQLiteTableStorage(path: path, observer: observer, lockWait: lockWait)
         do {
             try await store.start()
         } catch {
@@ -90,8 +94,10 @@ public actor SQLiteTableStorage: TableStorage {
     /// The SQL function that stamps a write: `ciphersync_stamp(table)`.
     static let stampFunction = "ciphersync_stamp"
 
-    private init(path: String, observer: (any WriteObserver)?) throws {
+    private init(path: String, observer: (any WriteObserver)?, lockWait: Duration) throws {
         connection = try ServerSQLite(path: path)
+        connection.waitForLocks(upTo: lockWait)
+        self.lockWait = lockWait
         groupsCommits = path != ":memory:"
         clock = StampClock()
         self.observer = observer
@@ -156,7 +162,10 @@ public actor SQLiteTableStorage: TableStorage {
             if existing.missingColumns(columns).isEmpty { return existing }
         }
         // The write gate first, then the schema gate: a batch holds the first while it changes a schema.
-        return try await alone { try await schemaGate.withTurn { try changeSchema(table, scope: scope, columns) } }
+        let deadline = lockDeadline()
+        return try await alone {
+            try await schemaGate.withTurn { try await locking(by: deadline) { try changeSchema(table, scope: scope, columns) } }
+        }
     }
 
     public func select(_ query: QueryDescription, scope: RowScope, extraFilter: FilterExpression?) async throws -> [JSONObject] {
@@ -183,10 +192,13 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try await alone {
+        let deadline = lockDeadline()
+        return try await alone {
             settleCommitGroup()
             do {
-                return try await transaction { try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() } }
+                return try await transaction(lockedBy: deadline) {
+                    try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() }
+                }
             } catch {
                 try? rereadSchemas()
                 throw error
@@ -202,9 +214,12 @@ public actor SQLiteTableStorage: TableStorage {
     // MARK: helpers
 
     /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`; rolls back when it or the commit fails.
-    /// `body` runs on this actor, whatever it captures (``alone(_:)`` says why).
-    func transaction<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        try connection.run("BEGIN IMMEDIATE")
+    /// `body` runs on this actor, whatever it captures (``alone(_:)`` says why). The write lock is
+    /// waited for until `deadline` at most (``locking(by:_:)``).
+    func transaction<T>(
+        lockedBy deadline: ContinuousClock.Instant? = nil, _ body: nonisolated(nonsending) () async throws -> T
+    ) async throws -> T {
+        try await locking(by: deadline ?? lockDeadline()) { try connection.run("BEGIN IMMEDIATE") }
         do {
             let result = try await body()
             try connection.run("COMMIT")

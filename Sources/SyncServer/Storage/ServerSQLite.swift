@@ -41,6 +41,15 @@ final class ServerSQLite {
 
     deinit { close() }
 
+    /// How long a statement waits for a lock another connection holds before it fails with
+    /// `SQLITE_BUSY` (at least 1 ms; 5 s when the connection opens).
+    func waitForLocks(upTo wait: Duration) {
+        guard let handle else { return }
+        let (seconds, attoseconds) = wait.components
+        let milliseconds = max(1, min(Int64(Int32.max), seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+        sqlite_nio_sqlite3_busy_timeout(handle, Int32(milliseconds))
+    }
+
     /// Finalizes the kept statements and closes the connection (again: nothing).
     func close() {
         for statement in prepared.values { sqlite_nio_sqlite3_finalize(statement) }
@@ -217,4 +226,8 @@ public struct ServerSQLiteError: Error, CustomStringConvertible {
     public let message: String
     /// The code and the message.
     public var description: String { "SQLite error \(code): \(message)" }
+
+    /// Whether the database was locked by another connection (`SQLITE_BUSY` or `SQLITE_LOCKED`,
+    /// any extended code): the statement did not run.
+    public var isLocked: Bool { code & 0xff == SQLITE_BUSY || code & 0xff == SQLITE_LOCKED }
 }
