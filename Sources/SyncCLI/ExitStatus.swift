@@ -18,6 +18,12 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case keyMaterial = 4
     /// The server cannot be reached (`todo`); the local changes stay queued.
     case offline = 5
+    /// The disk is full: the command's change was not saved (or, for a key command, nothing was
+    /// changed). Free some disk space, then run it again.
+    case diskFull = 8
+    /// The disk reported an I/O error: the command's change was not saved. Check the disk, then
+    /// run it again.
+    case ioError = 9
 
     /// The exit status for an error thrown by a command.
     public static func `for`(_ error: any Error) -> ExitStatus {
@@ -29,6 +35,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             case .wrongPassphrase: return .wrongPassphrase
             case .keyMaterialMissing, .keyMaterialCorrupt, .corruptOrKeyMismatch: return .keyMaterial
             case .invalidPassphrase: return .usage
+            case .diskFull: return .diskFull
+            case .ioError: return .ioError
             default: return .failure
             }
         case let error as KeyError:

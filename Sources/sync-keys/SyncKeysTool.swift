@@ -13,7 +13,8 @@ struct SyncKeysTool: AsyncParsableCommand {
             Secrets are read from --passphrase-file / --passphrase-fd, the environment variables \
             CIPHERSYNC_PASSPHRASE / CIPHERSYNC_NEW_PASSPHRASE (cleared at start-up), or a prompt \
             without echo — never from the command line.
-            Exit codes: 0 ok, 1 failure, 2 usage, 3 wrong passphrase, 4 missing or damaged key material.
+            Exit codes: 0 ok, 1 failure, 2 usage, 3 wrong passphrase, 4 missing or damaged key material, \
+            8 disk full (nothing was changed; free space and run again), 9 disk I/O error.
             """,
         subcommands: [
             Init.self, Status.self, ChangePassphrase.self, Rotate.self, Verify.self, Encrypt.self, AddRecoveryKey.self,
