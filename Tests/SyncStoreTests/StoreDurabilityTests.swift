@@ -47,12 +47,15 @@ struct FaultyDirectory {
         let faulty = try await FaultyDirectory.make(kind)
         defer { faulty.end() }
         let store = try await faulty.test.open()
+        // A first commit starts the log (SQLite syncs a new log's header in any mode); the failing
+        // sync is the one of a later commit.
+        try await Self.addOffline(store, id: "first")
         fault_vfs_fail_syncs(faulty.prefix, 1)
         await #expect(throws: StoreError.ioError) { try await Self.addOffline(store, id: "lost") }
         fault_vfs_fail_syncs(faulty.prefix, 0)
         // Nothing of the failed write is visible, and the store goes on working.
         #expect(try await store.lookup(table: "todo", id: "lost") == nil)
-        #expect(try await store.read { try $0.operationCount(table: nil) } == 0)
+        #expect(try await store.read { try $0.operationCount(table: nil) } == 1)
         try await Self.addOffline(store, id: "next")
         try await store.close()
 
