@@ -171,6 +171,9 @@ let package = Package(
             name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient", "SyncSQL", "SyncSQLite"],
             path: "Tests/SyncTestSupport"),
 
+        // A test-only SQLite VFS that fails syncs and simulates power cuts under the store.
+        .target(name: "CFaultVFS", dependencies: ["CSQLCipher"], path: "Tests/CFaultVFS"),
+
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncSQL", "SyncTestSupport"]),
         // The Swift code blocks of README.md and the DocC articles, compiled against `import CipherSync`
@@ -195,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "SyncStoreTests",
             dependencies: [
-                "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport",
+                "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport", "CFaultVFS",
             ]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncWire", "SyncTestSupport"]),
         .testTarget(
@@ -220,7 +223,7 @@ let package = Package(
 )
 
 // Every Swift target, tests included, builds with the same upcoming features.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && !target.name.hasPrefix("C") {
     target.swiftSettings = (target.swiftSettings ?? []) + upcomingFeatures
 }
 

@@ -18,6 +18,12 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case keyMaterial = 4
     /// The server cannot be reached (`todo`); the local changes stay queued.
     case offline = 5
+    /// The disk is full: the command's change was not saved (or, for a key command, nothing was
+    /// changed). Free some disk space, then run it again.
+    case diskFull = 6
+    /// The disk reported an I/O error: the command's change was not saved. Check the disk, then
+    /// run it again.
+    case ioError = 7
     /// The PIN of the TPM slot is wrong (the TPM counted the try toward its lockout).
     case wrongPIN = 8
     /// The TPM is locked out after too many wrong PINs (dictionary-attack protection).
@@ -39,6 +45,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             case .wrongPIN: return .wrongPIN
             case .tpmLockedOut: return .tpmLockedOut
             case .tpmUnavailable: return .tpmUnavailable
+            case .diskFull: return .diskFull
+            case .ioError: return .ioError
             default: return .failure
             }
         case let error as KeyError:

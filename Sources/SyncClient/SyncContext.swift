@@ -191,6 +191,9 @@ public actor SyncContext {
             case StoreError.invalidTableName: return SyncError(.invalidTableName, reason: "Not a valid table name.", underlying: error)
             case StoreError.invalidItem: return SyncError(.invalidItem, reason: "The store refused the item.", underlying: error)
             case StoreError.invalidQuery: return SyncError(.invalidQuery, reason: "The store cannot evaluate the query.", underlying: error)
+            case StoreError.diskFull, StoreError.ioError, StoreError.corruptOrKeyMismatch:
+                // What happened and what to do, in the store's words.
+                return SyncError(.localStoreFailed, reason: error.description, underlying: error)
             default: break
             }
         }

@@ -1,3 +1,4 @@
+public import SyncStore
 public import SyncWire
 
 /// The error of the sync client: every failure of `SyncContext`, `SyncTable`, `RemoteTable` and
@@ -95,6 +96,19 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     /// local store or cancellation).
     public var isPushAbort: Bool {
         [.pushAbortedByNetwork, .pushAbortedByAuthentication, .pushAbortedByLocalStore, .pushCancelled].contains(code)
+    }
+
+    /// The local store's error behind this one, when the store failed (``localStoreFailed``, and
+    /// ``pushAbortedByLocalStore`` around it): `StoreError/diskFull` (free space, then sync
+    /// again), `StoreError/ioError`, `StoreError/corruptOrKeyMismatch`, … Compare by kind:
+    /// `error.storeError == .diskFull`.
+    public var storeError: StoreError? {
+        var next = underlyingError
+        while let error = next {
+            if let store = error as? StoreError { return store }
+            next = (error as? SyncError)?.underlyingError
+        }
+        return nil
     }
 
     /// The kind, the HTTP status and the reason; never item values.

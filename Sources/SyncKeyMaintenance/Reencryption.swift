@@ -377,12 +377,14 @@ enum Reencryption {
             return StoreError.corruptOrKeyMismatch
         case _ where full:
             let size = (StoreFiles.size(of: database) ?? 0) / 1_048_576 + 1
-            return StoreError.fileSystem(
-                "Not enough free disk space in \(directory): changing the key needs room for a second copy of the database (about \(size) MB).")
+            return StoreError.diskFull(
+                "Disk full: not enough free disk space in \(directory); changing the key needs room for a second copy of the database (about \(size) MB). Free some disk space, then run the command again."
+            )
         case .readOnly, .cantOpen, .permission:
             return StoreError.fileSystem("Cannot write in \(directory): the directory or the disk is read-only.")
         case _ where ResultCode.ioError ~= error.code || error.message.contains("disk I/O error"):
-            return StoreError.fileSystem("A disk error occurred while writing in \(directory); the disk may be full or failing.")
+            return StoreError.ioError(
+                "A disk I/O error occurred while writing in \(directory); the disk may be failing. Check it, then run the command again.")
         default:
             return StoreError.database(error)
         }

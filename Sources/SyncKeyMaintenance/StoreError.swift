@@ -31,6 +31,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         // files
         case corruptOrKeyMismatch, storeNotFound, storeAlreadyExists, encryptionMismatch
         case fileSystem, storeInUse, verificationFailed
+        // the disk
+        case diskFull, ioError
         // contents
         case invalidTableName, invalidItem, invalidQuery
         // the store itself
@@ -53,6 +55,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.underlyingError = underlying
     }
 
+    /// The same kind of error as `error`, with the same underlying error and another reason.
+    ///
+    /// - Parameters:
+    ///   - error: The error whose kind and underlying error are kept.
+    ///   - reason: The sentence for this occurrence.
+    public init(_ error: StoreError, reason: String) {
+        self.init(error.code, reason: reason, underlying: error.underlyingError)
+    }
+
     /// The one sentence for a user, with the ``reason`` where it adds to it.
     public var description: String {
         switch code {
@@ -69,6 +80,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case .database: return reason ?? "An SQLite error occurred."
         case .verificationFailed:
             return "The re-encrypted copy failed its check (\(reason ?? "unknown")); the store was left unchanged."
+        case .diskFull:
+            return reason
+                ?? "The disk is full; the last change was not saved. Free some disk space, then try again (and sync again); what was saved before is kept."
+        case .ioError:
+            return reason
+                ?? "A disk I/O error occurred; the last change was not saved. Check the disk (failing, removed or read-only?), then try again (and sync again); what was saved before is kept."
         case .invalidPassphrase, .encryptionMismatch, .fileSystem, .storeInUse:
             return reason ?? "StoreError.\(code.rawValue)"
         case .wrongPIN, .tpmLockedOut, .tpmUnavailable, .slotMissing, .shredded:
@@ -186,6 +203,22 @@ extension StoreError {
     ///
     /// - Parameter reason: The check that failed.
     public static func verificationFailed(_ reason: String) -> StoreError { StoreError(.verificationFailed, reason: reason) }
+
+    // MARK: the disk
+
+    /// The disk is full (the kind): nothing of the failed call was written.
+    public static let diskFull = StoreError(.diskFull)
+    /// The disk reported an I/O error (the kind): nothing of the failed call was written.
+    public static let ioError = StoreError(.ioError)
+
+    /// The disk is full: nothing of the failed call was written.
+    ///
+    /// - Parameter reason: The sentence telling the user what happened, where, and what to do.
+    public static func diskFull(_ reason: String) -> StoreError { StoreError(.diskFull, reason: reason) }
+    /// The disk reported an I/O error: nothing of the failed call was written.
+    ///
+    /// - Parameter reason: The sentence telling the user what happened, where, and what to do.
+    public static func ioError(_ reason: String) -> StoreError { StoreError(.ioError, reason: reason) }
 
     // MARK: contents
 

@@ -1,4 +1,5 @@
 package import Foundation
+package import SyncSQLite
 
 /// The files of a store and the file-system steps of the key-maintenance procedures: the plain
 /// header check, private file creation, side files, durable renames, directory syncs, and the
@@ -34,6 +35,21 @@ package enum StoreFiles {
         _ = Foundation.close(fd)
     }
 
+    /// The bytes an unprivileged process may still write in the file system holding `directory`.
+    package static func freeBytes(in directory: URL) -> Int64? {
+        var info = statvfs()
+        guard statvfs(directory.path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// How to open the database at `url` for reading only without creating or changing a file:
+    /// ``Connection/OpenMode/immutable`` when it has no `-wal` and no `-shm` (no connection has it
+    /// open, and its log was emptied when the last one closed), so that SQLite needs neither;
+    /// otherwise ``Connection/OpenMode/readOnly``, which reads the log another connection keeps.
+    package static func readOnlyMode(of url: URL) -> Connection.OpenMode {
+        sideFiles(of: url).prefix(2).contains { exists($0) } ? .readOnly : .immutable
+    }
+
     /// The scratch file a re-encryption exports into, beside the database.
     package static func exportFile(of database: URL) -> URL {
         URL(fileURLWithPath: database.path + ".reencrypt")
@@ -61,6 +77,16 @@ package enum StoreFiles {
         var info = stat()
         guard stat(url.path, &info) == 0 else { return nil }
         return Int64(info.st_size)
+    }
+
+    /// Whether a regular file holding nothing but zero bytes (at most 1 MiB; sparse, say) exists
+    /// at `url`.
+    package static func isEmptyFile(_ url: URL) -> Bool {
+        var info = stat()
+        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 1 << 20 else { return false }
+        guard info.st_size > 0 else { return true }
+        guard let data = FileManager.default.contents(atPath: url.path) else { return false }
+        return data.allSatisfy { $0 == 0 }
     }
 
     /// The inode and device of the file at `url`, to tell two names of one file apart.
@@ -180,24 +206,39 @@ package enum StoreFiles {
     ///
     /// Best effort against recovery from the disk: a journaling or copy-on-write file system, or
     /// an SSD, may keep older copies of the blocks. Used for plaintext that encryption replaced.
+    ///
+    /// - Throws: ``StoreError/ioError(_:)`` (or ``StoreError/fileSystem(_:)``) when the zeros
+    ///   could not be written or flushed: the file is removed all the same, so that its name no
+    ///   longer leads to the plaintext, and the error says that its blocks were not overwritten.
     static func wipeAndRemove(_ url: URL) throws {
-        let fd = Foundation.open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        if fd >= 0 {
-            defer { _ = Foundation.close(fd) }
-            var info = stat()
-            if fstat(fd, &info) == 0 {
-                let zeros = [UInt8](repeating: 0, count: 64 * 1024)
-                var remaining = Int64(info.st_size)
-                while remaining > 0 {
-                    let count = Int(min(remaining, Int64(zeros.count)))
-                    let written = zeros.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, count) }
-                    if written <= 0 { break }
-                    remaining -= Int64(written)
-                }
-                _ = fsync(fd)
-            }
-        }
+        let failure = overwriteWithZeros(url)
         try remove(url)
+        guard let failure else { return }
+        let reason =
+            "The old plaintext copy \(url.path) could not be overwritten with zeros (\(String(cString: strerror(failure)))) and was "
+            + "removed without it: its content may still be readable on the disk. Check the disk; to be sure, wipe its free space."
+        throw failure == EIO ? StoreError.ioError(reason) : StoreError.fileSystem(reason)
+    }
+
+    /// Writes zeros over every byte of the file at `url` and flushes them.
+    ///
+    /// - Returns: The error number of the step that failed, or `nil`.
+    private static func overwriteWithZeros(_ url: URL) -> Int32? {
+        let fd = Foundation.open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return errno == ENOENT ? nil : errno }
+        defer { _ = Foundation.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return errno }
+        let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+        var remaining = Int64(info.st_size)
+        while remaining > 0 {
+            let count = Int(min(remaining, Int64(zeros.count)))
+            let written = zeros.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return written < 0 ? errno : EIO }
+            remaining -= Int64(written)
+        }
+        return fsync(fd) == 0 ? nil : errno
     }
 
     /// Maps a failed write to the message a technician can act on when the disk is full.

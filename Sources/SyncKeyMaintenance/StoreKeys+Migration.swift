@@ -30,7 +30,10 @@ extension StoreKeys {
     ///   - allowInsecureProfile: Accept the test-only key profile.
     ///   - report: Receives step boundaries and copy progress.
     /// - Throws: ``StoreError``: ``StoreError/encryptionMismatch(_:)`` when the store is already
-    ///   encrypted, ``StoreError/storeInUse(_:)`` while it is open elsewhere.
+    ///   encrypted, ``StoreError/storeInUse(_:)`` while it is open elsewhere,
+    ///   ``StoreError/diskFull`` (before anything changes) when the disk cannot hold the copy,
+    ///   ``StoreError/ioError`` when the old plaintext could not be overwritten before its removal
+    ///   (the store is encrypted then; the message says so).
     public static func encryptStore(
         atDatabase database: URL, passphrase: SecretBytes, profile: KeyProfile = .default,
         allowInsecureProfile: Bool = false, report: (KeyMaintenanceEvent) -> Void = { _ in }
@@ -59,6 +62,7 @@ extension StoreKeys {
         if envelopeExists {
             let envelope = try readEnvelope(of: database)
             let keys = try unlock(envelope, secret: passphrase, allowInsecureProfile: allowInsecureProfile)
+            try Reencryption.checkFreeSpace(for: database, action: "encrypting the store")
             let pages = try migrate(database: database, dataKey: keys.dataKey, newEnvelope: nil, report: report)
             return StoreEncryptionMigration(keyId: envelope.keyId, pages: pages, resumed: true)
         }
@@ -69,6 +73,7 @@ extension StoreKeys {
             try KeyEnvelope.checkNewSlot(secret: passphrase, profile: profile, allowInsecureProfile: allowInsecureProfile)
             return try SecretBytes.random(count: 32)
         }
+        try Reencryption.checkFreeSpace(for: database, action: "encrypting the store")
         let sealing = BackgroundWork {
             try transform { () throws(KeyError) in
                 try KeyEnvelope.create(passphrase: passphrase, dataKey: dataKey, profile: profile, allowInsecureProfile: allowInsecureProfile)

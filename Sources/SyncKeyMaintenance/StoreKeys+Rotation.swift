@@ -36,7 +36,8 @@ extension StoreKeys {
     /// next rotation completes or rolls back (``recoverInterruptedRotation(forDatabase:passphrase:allowInsecureProfile:)``).
     /// If this call finds an interrupted rotation that had already replaced the database, it
     /// completes that one and returns. A failure before the rename (a full disk, say) restores the
-    /// original envelope and leaves the database as it was.
+    /// original envelope and leaves the database as it was; a disk without room for the copy and
+    /// the key file is refused before anything changes (``StoreError/diskFull``).
     ///
     /// - Parameters:
     ///   - database: The database file of an encrypted store.
@@ -84,6 +85,7 @@ extension StoreKeys {
             envelope = outcome.envelope
         }
         try removeLeftovers(of: database)
+        try Reencryption.checkFreeSpace(for: database, action: "rotating the data key")
 
         let original = envelope
         let newKey = try transform { () throws(KeyError) in try SecretBytes.random(count: 32) }

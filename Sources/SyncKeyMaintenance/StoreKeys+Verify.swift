@@ -103,14 +103,15 @@ extension StoreKeys {
     public static func verify(
         database: URL, unlocker: any SlotUnlocker, allowInsecureProfile: Bool = false
     ) throws -> StoreVerificationReport {
-        let lock = try StoreLock.acquire(for: database, mode: .shared)
+        // A check reads: it creates no file (no lock file, no -wal or -shm), so it works on a full
+        // disk and on read-only media.
+        let lock = try StoreLock.acquire(for: database, mode: .shared, create: false)
         defer { withExtendedLifetime(lock) {} }
         guard StoreFiles.exists(database) else { throw StoreError.storeNotFound(database.path) }
         var checks: [StoreVerificationReport.Check] = []
         func check(_ name: String, _ passed: Bool, _ detail: String) {
             checks.append(.init(name: name, passed: passed, detail: detail))
         }
-        // Files first: opening the database creates its -wal and -shm.
         let (strayOK, strayDetail) = strayFiles(beside: database)
         let (modesOK, modesDetail) = fileModes(of: database)
 
@@ -134,7 +135,8 @@ extension StoreKeys {
 
         let connection: Connection
         do {
-            connection = try keys.dataKey.withUnsafeBytes { try Connection.open(path: database.path, mode: .readWrite, key: $0) }
+            let mode = StoreFiles.readOnlyMode(of: database)
+            connection = try keys.dataKey.withUnsafeBytes { try Connection.open(path: database.path, mode: mode, key: $0) }
         } catch let error as SQLiteError where ResultCode.notADatabase ~= error.code {
             throw StoreError.corruptOrKeyMismatch
         } catch {

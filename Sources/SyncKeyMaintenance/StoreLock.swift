@@ -42,9 +42,10 @@ package final class StoreLock: Sendable {
     ///
     /// - Throws: ``StoreError/storeInUse(_:)`` when the lock is held in a conflicting mode;
     ///   ``StoreError/fileSystem(_:)`` when an exclusive lock cannot be created.
-    package static func acquire(for database: URL, mode: Mode) throws -> StoreLock? {
+    /// With `create == false` a missing lock file is not created: a shared request returns `nil`.
+    package static func acquire(for database: URL, mode: Mode, create: Bool = true) throws -> StoreLock? {
         let path = lockFile(of: database).path
-        var fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var fd = Foundation.open(path, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW, 0o600)
         let createError = errno
         if fd < 0, createError == EACCES || createError == EROFS || createError == EPERM {
             fd = Foundation.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

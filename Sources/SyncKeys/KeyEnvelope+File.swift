@@ -66,25 +66,26 @@ extension KeyEnvelope {
         let temporary = url.path + ".tmp-\(UUID().uuidString.prefix(8))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .writeFailed(String(cString: strerror(errno))) }
-        var ok = data.withUnsafeBytes { raw in
+        // The error number of the step that failed, read right after it (a later call may change `errno`).
+        var failure: Int32? = data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return nil }
             var offset = 0
             while offset < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                let n = Foundation.write(fd, base + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    return false
+                    return errno
                 }
                 offset += n
             }
-            return true
+            return nil
         }
-        let writeError = errno
-        ok = ok && fsync(fd) == 0
-        _ = close(fd)
-        guard ok, rename(temporary, url.path) == 0 else {
-            let reason = String(cString: strerror(ok ? errno : writeError))
+        if failure == nil, fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0, failure == nil { failure = errno }
+        if failure == nil, rename(temporary, url.path) != 0 { failure = errno }
+        if let failure {
             unlink(temporary)
-            throw .writeFailed(reason)
+            throw .writeFailed(String(cString: strerror(failure)))
         }
         let dirFD = open(directory, O_RDONLY | O_CLOEXEC)
         if dirFD >= 0 {

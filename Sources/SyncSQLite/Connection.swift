@@ -17,6 +17,10 @@ public final class Connection {
         case readWriteCreate
         /// Open an existing file read-only.
         case readOnly
+        /// Open an existing file read-only as a file that nothing changes meanwhile (SQLite's
+        /// `immutable`): no lock is taken, and no `-wal` or `-shm` is read or created. Only for a
+        /// database that no connection has open and whose log is empty (a store closed cleanly).
+        case immutable
     }
 
     /// The page size every CipherSync database uses. SQLCipher 3.4.1 does not record it in a
@@ -69,9 +73,10 @@ public final class Connection {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .immutable: flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(mode == .immutable ? immutableURI(path) : path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open the database"
             sqlite3_close_v2(db)
@@ -95,6 +100,14 @@ public final class Connection {
             throw error
         }
         return connection
+    }
+
+    /// The `file:` URI of `path` with `immutable=1` (the characters a URI reserves escaped).
+    static func immutableURI(_ path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        return "file:\(escaped)?immutable=1"
     }
 
     /// The raw-key text SQLCipher expects, `x'<64 hex>'`, written straight into a secret buffer
@@ -126,7 +139,33 @@ public final class Connection {
         sqlite3_busy_timeout(try requireHandle(), 5_000)
     }
 
-    /// Closes the connection. Later calls throw ``SQLiteError/connectionClosed()``.
+    /// Copies the write-ahead log into the database file, empties it, and closes the connection;
+    /// each failure is thrown, not ignored (a full disk, an I/O error while syncing). The
+    /// connection is closed even when the checkpoint fails: what the log holds stays in it, and
+    /// the next open replays it.
+    ///
+    /// - Throws: ``SQLiteError`` of the checkpoint (``ResultCode/busy`` when another connection
+    ///   kept it from emptying the log) or of the close.
+    public func checkpointAndClose() throws(SQLiteError) {
+        guard let handle else { return }
+        var failure: SQLiteError?
+        do {
+            // The rows: busy (1 when it could not finish), frames in the log, frames copied.
+            if let row = try rows("PRAGMA wal_checkpoint(TRUNCATE)").first, row.first?.integerValue == 1 {
+                failure = SQLiteError(code: .busy, message: "another connection kept the write-ahead log from being emptied")
+            }
+        } catch {
+            failure = error
+        }
+        let rc = sqlite3_close_v2(handle)
+        self.handle = nil
+        if let failure { throw failure }
+        guard rc == SQLITE_OK else { throw SQLiteError(code: ResultCode(rawValue: rc), message: "the database could not be closed") }
+    }
+
+    /// Closes the connection without a checkpoint, ignoring failures (for connections that wrote
+    /// nothing, and for the paths that already report another error). Later calls throw
+    /// ``SQLiteError/connectionClosed()``.
     public func close() {
         guard let handle else { return }
         sqlite3_close_v2(handle)

@@ -36,6 +36,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let interrupt = ResultCode(rawValue: 9)
     /// `SQLITE_IOERR`: a disk I/O error.
     public static let ioError = ResultCode(rawValue: 10)
+    /// `SQLITE_IOERR_SHORT_READ`: a read returned fewer bytes than asked: the file is shorter
+    /// than the database says (truncated).
+    public static let ioErrorShortRead = ResultCode(rawValue: 522)
     /// `SQLITE_CORRUPT`: the database image is malformed.
     public static let corrupt = ResultCode(rawValue: 11)
     /// `SQLITE_NOTFOUND`: an unknown file-control opcode.

@@ -26,6 +26,14 @@ public struct StoreOptions: Sendable {
     public var keyProfile: KeyProfile
     /// Accept the cheap key profile meant for tests. Never set this in an app.
     public var allowInsecureKeyProfile: Bool
+    /// Open an existing store for reading only: no file is created or changed (no `-wal`, `-shm`
+    /// or lock file when they are absent), so a store on read-only media or a full disk can be
+    /// read; writes throw `StoreError/fileSystem`. An encrypted store whose key rotation was
+    /// interrupted must be opened for writing once first (which finishes the rotation).
+    public var readOnly: Bool
+    /// Whether every commit waits until its write-ahead log is on the disk (`synchronous = FULL`).
+    /// Always true in the library; the benchmark turns it off to measure what the sync costs.
+    package var syncsEveryCommit = true
 
     /// Options.
     ///
@@ -33,10 +41,14 @@ public struct StoreOptions: Sendable {
     ///   - createIfMissing: Create the store when no database exists at the path.
     ///   - keyProfile: The key-derivation profile for a new envelope.
     ///   - allowInsecureKeyProfile: Accept the cheap test profile (never in an app).
-    public init(createIfMissing: Bool = false, keyProfile: KeyProfile = .default, allowInsecureKeyProfile: Bool = false) {
-        self.createIfMissing = createIfMissing
+    ///   - readOnly: Open an existing store for reading only, creating and changing no file.
+    public init(
+        createIfMissing: Bool = false, keyProfile: KeyProfile = .default, allowInsecureKeyProfile: Bool = false, readOnly: Bool = false
+    ) {
+        self.createIfMissing = createIfMissing && !readOnly
         self.keyProfile = keyProfile
         self.allowInsecureKeyProfile = allowInsecureKeyProfile
+        self.readOnly = readOnly
     }
 }
 
@@ -65,7 +77,7 @@ extension SQLiteStore {
     ) async throws -> SQLiteStore {
         let isEncrypted: Bool
         if case .none = encryption { isEncrypted = false } else { isEncrypted = true }
-        let store = SQLiteStore(url: url, isEncrypted: isEncrypted)
+        let store = SQLiteStore(url: url, isEncrypted: isEncrypted, isReadOnly: options.readOnly)
         try await store.connect(encryption: encryption, options: options)
         return store
     }
@@ -75,19 +87,19 @@ extension SQLiteStore {
         let database: OpenedDatabase
         switch encryption {
         case .none:
-            database = try Self.openDatabase(at: url, key: nil, create: options.createIfMissing)
+            database = try Self.openDatabase(at: url, key: nil, options: options)
         case .key(let key):
             guard key.count == 32 else { throw StoreError.keyMaterialCorrupt("a data key must be 32 bytes") }
-            database = try key.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: options.createIfMissing) }
+            database = try key.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, options: options) }
         case .passphrase(let passphrase):
             let (dataKey, lock) = try Self.unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
-            database = try dataKey.withUnsafeBytes {
-                try Self.openDatabase(at: url, key: $0, create: options.createIfMissing, holding: lock)
-            }
+            database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, options: options, holding: lock) }
         case .slot(let unlocker):
             guard FileManager.default.fileExists(atPath: url.path) else { throw StoreError.storeNotFound(url.path) }
             let (dataKey, lock) = try Self.unlockKey(for: url, unlocker: unlocker, options: options)
-            database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, create: false, holding: lock) }
+            var existing = options
+            existing.createIfMissing = false
+            database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, options: existing, holding: lock) }
         }
         adopt(database)
     }
@@ -123,6 +135,15 @@ extension SQLiteStore {
     ) throws -> (dataKey: SecretBytes, lock: StoreLock?) {
         let envelope = try StoreKeys.readEnvelope(of: url)
         let keys = try StoreKeys.unlock(envelope, using: unlocker, allowInsecureProfile: options.allowInsecureKeyProfile)
+        if options.readOnly {
+            // Finishing an interrupted rotation or migration writes; a reader only reads.
+            guard envelope.state == .active, !StoreFiles.isPlainDatabase(at: url) else {
+                throw StoreError.storeInUse(
+                    "A key rotation of \(url.path) was interrupted; open the store for writing once (or run sync-keys rotate) to finish it.")
+            }
+            return (keys.dataKey, nil)
+        }
+        // Finishes or rolls back an interrupted rotation or migration first (a no-op otherwise).
         return try StoreKeys.dataKeyAfterRecovery(
             database: url, envelope: envelope, keys: keys, unlocker: unlocker, allowInsecureProfile: options.allowInsecureKeyProfile)
     }

@@ -23,41 +23,51 @@ extension SQLiteStore {
     /// Opens (or creates) the database file with an optional raw key, mapping failures to
     /// ``StoreError``. A new file is created with mode 0600 before SQLite touches it; an existing
     /// file is never created, truncated or rewritten by a failed open. The shared store lock is
-    /// taken here unless the caller already `holding` it.
+    /// taken here unless the caller already `holding` it. Opened read-only, the database is not
+    /// prepared (nothing is written) and no file is created.
     static func openDatabase(
-        at url: URL, key: UnsafeRawBufferPointer?, create: Bool, holding heldLock: StoreLock? = nil
+        at url: URL, key: UnsafeRawBufferPointer?, options: StoreOptions, holding heldLock: StoreLock? = nil
     ) throws -> OpenedDatabase {
         let path = url.path
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists {
-            guard create else { throw StoreError.storeNotFound(path) }
+            guard options.createIfMissing else { throw StoreError.storeNotFound(path) }
             try StoreFiles.createEmptyFile(at: path)
         }
+        let absentSideFiles = sideFiles(of: url).filter { !FileManager.default.fileExists(atPath: $0.path) }
         let lock: StoreLock?
         do {
-            lock = try heldLock ?? StoreLock.acquire(for: url, mode: .shared)
+            lock = try heldLock ?? StoreLock.acquire(for: url, mode: .shared, create: !options.readOnly)
         } catch {
             if !exists { removeDatabaseFiles(at: url) }
             throw error
         }
         do {
-            let connection = try Connection.open(path: path, mode: .readWrite, key: key)
+            let mode = options.readOnly ? StoreFiles.readOnlyMode(of: url) : .readWrite
+            let connection = try Connection.open(path: path, mode: mode, key: key)
             let tables: [ColumnKey: [String: ColumnType]]
             do {
-                tables = try prepare(connection)
+                tables = try options.readOnly ? SchemaCache.load(connection) : prepare(connection, options: options)
             } catch {
                 connection.close()
                 throw error
             }
             return OpenedDatabase(connection: connection, lock: lock, tables: tables)
         } catch let error as SQLiteError {
-            if !exists { removeDatabaseFiles(at: url) }
+            if !exists { removeDatabaseFiles(at: url) } else { removeEmptyFiles(absentSideFiles) }
             throw mapOpenError(error, url: url, keyed: key != nil)
         }
     }
 
+    /// Removes those of `files` that exist and hold only zeros: the `-wal`/`-shm` a failed open
+    /// made (on a full disk SQLite creates them and cannot fill them), which would make the next
+    /// read-only open look for a connection that is not there.
+    private static func removeEmptyFiles(_ files: [URL]) {
+        for file in files where StoreFiles.isEmptyFile(file) { try? FileManager.default.removeItem(at: file) }
+    }
+
     private static func mapOpenError(_ error: SQLiteError, url: URL, keyed: Bool) -> StoreError {
-        guard ResultCode.notADatabase ~= error.code else { return .database(error) }
+        guard ResultCode.notADatabase ~= error.code else { return StoreError(error, database: url) }
         let plain = isPlainDatabase(at: url)
         switch (keyed, plain) {
         case (true, true):

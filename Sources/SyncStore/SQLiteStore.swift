@@ -27,6 +27,8 @@ public actor SQLiteStore: LocalStore {
     public nonisolated let url: URL
     /// Whether the database is encrypted.
     public nonisolated let isEncrypted: Bool
+    /// Whether the store was opened for reading only (`StoreOptions/readOnly`).
+    public nonisolated let isReadOnly: Bool
     /// The topics each committed write transaction changed (user tables, queue, errors, config),
     /// published after the commit. In memory only.
     public nonisolated let changes: StoreChanges? = StoreChanges()
@@ -37,9 +39,10 @@ public actor SQLiteStore: LocalStore {
     }
 
     /// A store not yet connected; ``open(at:encryption:options:)`` connects it.
-    init(url: URL, isEncrypted: Bool) {
+    init(url: URL, isEncrypted: Bool, isReadOnly: Bool = false) {
         self.url = url
         self.isEncrypted = isEncrypted
+        self.isReadOnly = isReadOnly
         self.executor = StoreExecutor(label: "ciphersync.store")
     }
 
@@ -53,11 +56,16 @@ public actor SQLiteStore: LocalStore {
     /// Whether the caller runs on the store's own queue.
     nonisolated var isRunningOnStoreQueue: Bool { executor.isCurrent }
 
-    /// Sets up a freshly opened connection: WAL journal, the system tables, the migration of a
-    /// database made by an earlier version (``SchemaMigration``), the schema cache.
-    static func prepare(_ connection: Connection) throws -> [ColumnKey: [String: ColumnType]] {
+    /// Sets up a freshly opened connection: WAL journal, every commit synced to the disk before it
+    /// returns, the system tables, the migration of a database made by an earlier version
+    /// (``SchemaMigration``), the schema cache.
+    ///
+    /// `synchronous = FULL`: a commit returns once its write-ahead log frames are on the disk
+    /// (`fdatasync`), so a write call that returned survives a power cut; a failed sync fails the
+    /// commit, which is rolled back. (`NORMAL` would sync only at checkpoints.)
+    static func prepare(_ connection: Connection, options: StoreOptions = StoreOptions()) throws -> [ColumnKey: [String: ColumnType]] {
         try connection.execute("PRAGMA journal_mode = WAL")
-        try connection.execute("PRAGMA synchronous = NORMAL")
+        try connection.execute(options.syncsEveryCommit ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try connection.transaction { try connection.execute(StoreSQL.createSystemTables) }
         try SchemaMigration.run(connection)
         return try SchemaCache.load(connection)
@@ -73,14 +81,16 @@ public actor SQLiteStore: LocalStore {
     /// Runs `body` in one write transaction: all of its writes commit, or none do.
     public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
         let connection = try requireConnection()
+        guard !isReadOnly else { throw StoreError.fileSystem("The store at \(url.path) was opened for reading only.") }
         let session = ChangeRecordingWriter(StoreSession(connection: connection, schema: schema))
         do {
             let result = try mapDamage { try connection.transaction { try body(session) } }
             changes?.publish(session.topics)
             return result
         } catch {
-            // A rolled-back transaction may have created tables or columns the cache recorded.
-            try schema.reload(connection)
+            // A rolled-back transaction may have created tables or columns the cache recorded. The
+            // write's own error is the one to report (a reload on a failing disk fails too).
+            try? schema.reload(connection)
             throw error
         }
     }
@@ -108,13 +118,40 @@ public actor SQLiteStore: LocalStore {
     }
 
     /// Checkpoints the WAL into the database file and closes the connection. Later calls
-    /// throw `StoreError/closed`.
-    public func close() {
+    /// throw `StoreError/closed`; calling it again does nothing.
+    ///
+    /// The store is closed even when this throws. Every write that returned is on the disk already
+    /// (each commit is synced), so a failed checkpoint loses nothing: the log keeps those writes
+    /// and the next open replays them.
+    ///
+    /// - Throws: `StoreError/diskFull`, `StoreError/ioError` or another `StoreError` when the
+    ///   checkpoint or the close fails.
+    public func close() throws {
         guard let connection = resources.connection else { return }
-        try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        connection.close()
         resources.connection = nil
-        resources.lock = nil
+        defer { resources.lock = nil }
+        if isReadOnly { return connection.close() }
+        let failure: SQLiteError
+        do {
+            try connection.checkpointAndClose()
+            return
+        } catch {
+            failure = error
+        }
+        throw Self.closeError(failure, database: url)
+    }
+
+    /// The store's error for a failed checkpoint or close: a full or failing disk says that every
+    /// saved change is kept.
+    static func closeError(_ error: SQLiteError, database url: URL) -> StoreError {
+        let mapped = StoreError(error, database: url)
+        guard mapped == .diskFull || mapped == .ioError else { return mapped }
+        let what = mapped == .diskFull ? "The disk holding \(url.path) is full" : "A disk I/O error occurred on \(url.path)"
+        return StoreError(
+            mapped,
+            reason: "\(what): the store's write-ahead log could not be copied into the database when it was closed. "
+                + "Every saved change is kept (in the log, \(url.lastPathComponent)-wal) and the next open copies it; "
+                + (mapped == .diskFull ? "free some disk space." : "check the disk."))
     }
 
     /// The page cache a push gets per operation: the pages of its queue row and its item's row,
@@ -156,16 +193,14 @@ public actor SQLiteStore: LocalStore {
     /// Whether ``close()`` has been called.
     public var isClosed: Bool { resources.connection == nil }
 
-    /// Reports a page that fails to decrypt or verify as ``StoreError/corruptOrKeyMismatch``.
+    /// Reports SQLite's failures by what the user can do: a page that fails to decrypt or verify
+    /// (or a truncated file) as ``StoreError/corruptOrKeyMismatch``, a full disk as
+    /// ``StoreError/diskFull``, an I/O error as ``StoreError/ioError``.
     private func mapDamage<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as SQLiteError
-            where ResultCode.notADatabase ~= error.code || ResultCode.corrupt ~= error.code
-        {
-            throw StoreError.corruptOrKeyMismatch
         } catch let error as SQLiteError {
-            throw StoreError.database(error)
+            throw StoreError(error, database: url)
         }
     }
 

@@ -70,7 +70,7 @@ extension Demo {
 
         list.step("6. A changes its passphrase and rotates its data key")
         let before = try await Self.summary(a)
-        await a.close()
+        try await a.close()
         let bytesBefore = try Data(contentsOf: urlA)
         let newPass = try Self.makePassphrase()
         try StoreKeys.changePassphrase(forDatabase: urlA, from: passA, to: newPass, allowInsecureProfile: allowInsecureKeyProfile)
@@ -98,8 +98,8 @@ extension Demo {
         list.check(try await Self.summary(a) == before, "A reopens with the new passphrase with every item, the queue and the delta token intact")
 
         list.step("7. The files are encrypted at rest")
-        await a.close()
-        await b.close()
+        try await a.close()
+        try await b.close()
         let texts = ["Buy almond milk", "Buy oat milk", "Call the plumber", "Paint the fence", "todoItem", "allTodoItems"]
         for url in [urlA, urlB] {
             let header = [UInt8](try Data(contentsOf: url).prefix(16))

@@ -38,11 +38,17 @@ public final class TodoDevice: Sendable {
     ) async throws -> TodoDevice {
         let store = try await SQLiteStore.open(at: url, encryption: encryption, options: options)
         do {
-            let installation = try await store.write { writer in
-                if let existing = try writer.configValue(forKey: installationKey) { return existing }
-                let generated = ItemID.generate()
-                try writer.setConfigValue(generated, forKey: installationKey)
-                return generated
+            let installation: String
+            if options.readOnly {
+                // A reader writes nothing: without a recorded id it has one for this run only.
+                installation = try await store.read { try $0.configValue(forKey: installationKey) } ?? ItemID.generate()
+            } else {
+                installation = try await store.write { writer in
+                    if let existing = try writer.configValue(forKey: installationKey) { return existing }
+                    let generated = ItemID.generate()
+                    try writer.setConfigValue(generated, forKey: installationKey)
+                    return generated
+                }
             }
             let tokenProvider: MobileServiceClient.TokenProvider? = authenticationToken.map { token in { @Sendable in token } }
             let client = MobileServiceClient(
@@ -50,13 +56,16 @@ public final class TodoDevice: Sendable {
             let context = SyncContext(client: client, store: store, checkpoint: checkpoint)
             return TodoDevice(store: store, context: context, client: client, table: try context.syncTable(tableName))
         } catch {
-            await store.close()
+            try? await store.close()
             throw error
         }
     }
 
-    /// Closes the store.
-    public func close() async {
-        await store.close()
+    /// Closes the store: its write-ahead log is checkpointed into the database file.
+    ///
+    /// - Throws: `StoreError` when the checkpoint or the close fails (a full disk, an I/O error);
+    ///   the store is closed all the same, and every write that returned was already on the disk.
+    public func close() async throws {
+        try await store.close()
     }
 }

@@ -123,10 +123,10 @@ struct ChildWorkload: AsyncParsableCommand {
             let client = MobileServiceClient(url: URL(string: server ?? "http://127.0.0.1:9") ?? URL(fileURLWithPath: "/"))
             let context = SyncContext(client: client, store: store)
             let report = try await body(context) { try context.syncTable($0) }
-            await store.close()
+            try await store.close()
             return report
         } catch {
-            await store.close()
+            try? await store.close()
             throw error
         }
     }

@@ -172,10 +172,10 @@ struct KeyToolBench {
                 }
                 return written
             }
-            await store.close()
+            try await store.close()
             return rows
         } catch {
-            await store.close()
+            try? await store.close()
             throw error
         }
     }

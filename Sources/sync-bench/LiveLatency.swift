@@ -54,21 +54,21 @@ enum LiveLatency {
                 latencies.append(max(0, (shown - pushed).seconds))
             }
         } catch {
-            await end()
+            try? await end()
             throw error
         }
-        await end()
+        try await end()
         let problems = await events.value
         if let first = problems.first { throw BenchError("live sync met \(problems.count) problems, the first: \(first)") }
         return latencies
 
-        func end() async {
+        func end() async throws {
             observer.cancel()
             _ = await observer.result
             await live.stop()
             sightings.cancel()
-            await a.close()
-            await b.close()
+            try await a.close()
+            try await b.close()
         }
     }
 
@@ -85,8 +85,8 @@ enum LiveLatency {
             context = SyncContext(client: MobileServiceClient(url: server), store: store)
         }
 
-        func close() async {
-            await store.close()
+        func close() async throws {
+            try await store.close()
             KeyToolBench.removeStore(at: url)
         }
     }

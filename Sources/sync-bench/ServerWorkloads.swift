@@ -149,12 +149,12 @@ struct ServerWorkloads {
             let started = ContinuousClock.now
             let pulled = try await context.syncTable(table).pull(Query(), queryId: "all", pageSize: 1_000)
             let seconds = Self.seconds(since: started)
-            await store.close()
+            try await store.close()
             return Result(
                 workload: "\(title), \(pulledItems) items", requests: pulled, seconds: seconds, requestsPerSecond: Double(pulled) / seconds,
                 failures: pulledItems - pulled)
         } catch {
-            await store.close()
+            try? await store.close()
             throw error
         }
     }

@@ -8,25 +8,34 @@ import SyncWire
 /// store (a raw data key, so key derivation is measured on its own), and the key derivation of
 /// every production key profile.
 enum StoreBench {
-    /// Runs every store workload `runs` times on each kind of store.
+    /// Runs every store workload `runs` times on each kind of store. With `--unsynced-commits`,
+    /// the writing workloads run a second time in each run with commits that do not wait for the
+    /// disk (`synchronous = NORMAL`, what the store did before every commit was synced), recorded
+    /// as `store.<name>.unsynced`: the cost of durability, measured side by side.
     static func measure(_ bench: SyncBench, in directory: URL) async throws -> [BenchRecord] {
         var records: [BenchRecord] = []
         for workload in Workload.allCases {
-            var samples: [Bool: [BenchSample]] = [:]
+            let syncModes = bench.unsyncedCommits && workload.writes ? [true, false] : [true]
+            var samples: [String: [BenchSample]] = [:]
             for run in 0..<bench.runs {
                 for encrypted in [false, true] {
-                    let url = directory.appendingPathComponent("\(workload)-\(run)-\(encrypted).db")
-                    let encryption: StoreEncryption = encrypted ? .key(try SecretBytes.random(count: 32)) : .none
-                    let seconds = try await workload.measure(at: url, encryption: encryption, bench: bench)
-                    samples[encrypted, default: []].append(BenchSample(seconds: seconds, items: workload.items(bench)))
-                    KeyToolBench.removeStore(at: url)
+                    for syncs in syncModes {
+                        let url = directory.appendingPathComponent("\(workload)-\(run)-\(encrypted)-\(syncs).db")
+                        let encryption: StoreEncryption = encrypted ? .key(try SecretBytes.random(count: 32)) : .none
+                        let seconds = try await workload.measure(at: url, encryption: encryption, syncs: syncs, bench: bench)
+                        samples["\(encrypted) \(syncs)", default: []].append(BenchSample(seconds: seconds, items: workload.items(bench)))
+                        KeyToolBench.removeStore(at: url)
+                    }
                 }
             }
             for encrypted in [false, true] {
-                records.append(
-                    BenchRecord(
-                        workload: "store.\(workload.name)", title: workload.title(bench), store: encrypted ? "encrypted" : "plain",
-                        unit: workload.unit, samples: samples[encrypted] ?? []))
+                for syncs in syncModes {
+                    records.append(
+                        BenchRecord(
+                            workload: "store.\(workload.name)\(syncs ? "" : ".unsynced")",
+                            title: workload.title(bench) + (syncs ? "" : ", commits not synced"), store: encrypted ? "encrypted" : "plain",
+                            unit: workload.unit, samples: samples["\(encrypted) \(syncs)"] ?? []))
+                }
             }
         }
         return records
@@ -66,6 +75,9 @@ enum Workload: String, CaseIterable {
         }
     }
 
+    /// Whether the workload commits writes (whose cost depends on syncing them).
+    var writes: Bool { self == .offlineWrites || self == .pulledPages }
+
     /// The items one run handles (rows read for the reads, one for the reopen).
     func items(_ bench: SyncBench) -> Int {
         switch self {
@@ -95,8 +107,10 @@ enum Workload: String, CaseIterable {
     }
 
     /// Prepares a store at `url`, then times this workload on it.
-    func measure(at url: URL, encryption: StoreEncryption, bench: SyncBench) async throws -> Double {
-        var store = try await SQLiteStore.open(at: url, encryption: encryption, options: StoreOptions(createIfMissing: true))
+    func measure(at url: URL, encryption: StoreEncryption, syncs: Bool = true, bench: SyncBench) async throws -> Double {
+        var options = StoreOptions(createIfMissing: true)
+        options.syncsEveryCommit = syncs
+        var store = try await SQLiteStore.open(at: url, encryption: encryption, options: options)
         do {
             if self != .offlineWrites { try await Self.fill(store, items: bench.pulledItems) }
             let started = ContinuousClock.now
@@ -116,15 +130,15 @@ enum Workload: String, CaseIterable {
             case .fullScan:
                 _ = try await store.read(QueryDescription(table: "todoItem"))
             case .reopen:
-                await store.close()
+                try await store.close()
                 store = try await SQLiteStore.open(at: url, encryption: encryption)
                 _ = try await store.read(QueryDescription(table: "todoItem", top: 1))
             }
             let elapsed = ContinuousClock.now - started
-            await store.close()
+            try await store.close()
             return elapsed.seconds
         } catch {
-            await store.close()
+            try? await store.close()
             throw error
         }
     }

@@ -71,6 +71,8 @@ struct SyncBench: AsyncParsableCommand {
     var pushParallelism = 1
     @Option(help: "Store workload: items written through the offline table.") var offlineItems = 1_000
     @Option(help: "Store workloads: items applied as pulled pages of 50, then read.") var pulledItems = 20_000
+    @Flag(help: "Store workloads: also run the writing ones with commits not synced to the disk (the cost of durability).")
+    var unsyncedCommits = false
     @Flag(help: "Print JSON: one object per workload and store kind.") var json = false
     @Flag(help: "Measure the server instead: a mixed load on SQLite and PostgreSQL (1 and 2 instances), and a full pull.")
     var serverWorkloads = false

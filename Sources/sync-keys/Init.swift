@@ -31,7 +31,7 @@ struct Init: AsyncParsableCommand {
             options: StoreOptions(
                 createIfMissing: true, keyProfile: profile.profile,
                 allowInsecureKeyProfile: KeyProfileOptions.allowsInsecureProfile))
-        await opened.close()
+        try await opened.close()
         let status = try StoreKeys.status(forDatabase: url)
         Terminal.print("Created an encrypted store at \(url.path) (data key \(status.keyId ?? "?"), \(profile.profile.name) key derivation).")
     }

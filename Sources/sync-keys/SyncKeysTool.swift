@@ -16,7 +16,8 @@ struct SyncKeysTool: AsyncParsableCommand {
             --pin-fd or a prompt only. The TPM is named by --tcti or CIPHERSYNC_TCTI (default \
             device:/dev/tpmrm0).
             Exit codes: 0 ok, 1 failure, 2 usage, 3 wrong passphrase, 4 missing or damaged key material \
-            (or a shredded store), 8 wrong PIN, 9 TPM locked out, 10 TPM slot unusable here.
+            (or a shredded store), 6 disk full (nothing was changed; free space and run again), \
+            7 disk I/O error, 8 wrong PIN, 9 TPM locked out, 10 TPM slot unusable here.
             """,
         subcommands: [
             Init.self, Status.self, ChangePassphrase.self, Rotate.self, Verify.self, Encrypt.self, AddRecoveryKey.self,

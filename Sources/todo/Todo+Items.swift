@@ -27,7 +27,7 @@ extension Todo {
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let items = try await device.with { try await $0.items(all: all) }
+            let items = try await device.with(readOnly: true) { try await $0.items(all: all) }
             if json { return try Output.json(items) }
             for item in items { Terminal.print(Output.line(item)) }
         }

@@ -74,7 +74,7 @@ extension Todo {
         }
 
         func run() async throws {
-            let listing = try await device.with { d in
+            let listing = try await device.with(readOnly: true) { d in
                 Listing(
                     operations: try await d.context.pendingOperations().map { .init(id: $0.id, kind: "\($0.kind)", itemId: $0.itemId) },
                     errors: try await d.context.operationErrors().map {

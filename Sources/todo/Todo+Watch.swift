@@ -33,10 +33,10 @@ extension Todo {
                 await drawing.value
                 await live.stop()
                 await status.value
-                await todo.close()
+                try await todo.close()
                 Terminal.print("\nstopped watching")
             } catch {
-                await todo.close()
+                try? await todo.close()
                 throw DeviceOptions.exit(for: error)
             }
         }

@@ -21,8 +21,8 @@ struct Todo: AsyncParsableCommand {
             The device options (--store, --server, --plain, --auth-token-file, --passphrase-file, \
             --passphrase-fd, --profile) go before or after the command: todo --store a.db list.
             Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, \
-            3 wrong passphrase, 4 key material missing or damaged, 5 offline (the server cannot be reached; changes stay queued), \
-            8 wrong PIN, 9 TPM locked out, 10 TPM slot unusable here.
+            3 wrong passphrase, 4 key material missing or damaged (or a damaged database), 5 offline (the server cannot be \
+            reached; changes stay queued), 6 disk full (free space, then try again and sync), 7 disk I/O error, 8 wrong PIN, 9 TPM locked out, 10 TPM slot unusable here.
             With --unlock tpm an existing store opens through its TPM slot (sync-keys add-tpm-slot); the PIN, if the slot \
             has one, comes from --pin-file, --pin-fd or a prompt, and the TPM from --tcti or CIPHERSYNC_TCTI.
             """,
@@ -58,7 +58,9 @@ struct DeviceOptions: ParsableArguments {
     }
 
     /// Opens the device, creating the store (and asking for a new passphrase) on first use.
-    func open() async throws -> TodoDevice {
+    /// `readOnly` opens an existing store for reading only: nothing is created or written, so a
+    /// listing works on a full disk and on read-only media.
+    func open(readOnly: Bool = false) async throws -> TodoDevice {
         // The test-only crash switch (CONTRIBUTING.md, "Test-only switches"); nil on every device.
         let fault = try FaultInjection.fromEnvironment(steps: SyncCheckpoint.allCases.map(\.rawValue))
         let url = URL(fileURLWithPath: store)
@@ -73,7 +75,8 @@ struct DeviceOptions: ParsableArguments {
             encryption = .passphrase(try passphrase.read(prompt: prompt, confirm: !exists))
         }
         let options = StoreOptions(
-            createIfMissing: !exists, keyProfile: profile.profile, allowInsecureKeyProfile: KeyProfileOptions.allowsInsecureProfile)
+            createIfMissing: !exists, keyProfile: profile.profile, allowInsecureKeyProfile: KeyProfileOptions.allowsInsecureProfile,
+            readOnly: readOnly && exists)
         guard let serverURL = URL(string: server) else { throw ValidationError("--server must be an http(s) URL") }
         let checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = fault.map { fault in
             { @Sendable step in fault.observe(step: step.rawValue) }
@@ -103,21 +106,32 @@ struct DeviceOptions: ParsableArguments {
         return token
     }
 
-    /// Opens the device, runs `body`, closes the device; maps the app's errors to exit codes.
-    func with<T>(_ body: (TodoDevice) async throws -> T) async throws -> T {
-        let device = try await open()
+    /// Opens the device (for reading only with `readOnly`), runs `body`, closes the device; maps
+    /// the app's errors to exit codes. A failure to close (the log's checkpoint on a full or failing
+    /// disk) is printed as a warning: the command's writes were on the disk when they returned, so
+    /// the command itself succeeded, but the disk needs attention.
+    func with<T>(readOnly: Bool = false, _ body: (TodoDevice) async throws -> T) async throws -> T {
+        let device = try await open(readOnly: readOnly)
+        let result: T
         do {
-            let result = try await body(device)
-            await device.close()
-            return result
+            result = try await body(device)
         } catch {
-            await device.close()
+            try? await device.close()
             throw Self.exit(for: error)
         }
+        do {
+            try await device.close()
+        } catch {
+            Terminal.printError("todo: warning: \(Terminal.message(for: error))")
+        }
+        return result
     }
 
-    /// Offline is exit 5 (with its message); other app errors are one line and exit 1.
+    /// Offline is exit 5 (with its message); a failure of the local store is the store's error (a
+    /// full disk, an I/O error, a damaged file: each its message and exit code); other app errors
+    /// are one line and exit 1.
     static func exit(for error: any Error) -> any Error {
+        if let sync = error as? SyncError, let store = sync.storeError { return store }
         guard let todo = error as? TodoError else { return error }
         switch todo {
         case .offline:

@@ -75,7 +75,7 @@ import Testing
         try await context.push()
         #expect(transport.requests.map(\.url.absoluteString) == ["https://other.example.test/backend/tables/todo"])
         #expect(transport.requests.first?.headers["X-ZUMO-INSTALLATION-ID"] == "install-2")
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)

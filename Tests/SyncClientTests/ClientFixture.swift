@@ -36,7 +36,7 @@ struct ClientFixture {
     /// Closes the store and opens it again (a restart): a new context and client over the same
     /// file, the same transport.
     func reopen(handler: (any SyncConflictHandler)? = nil) async throws -> ClientFixture {
-        await store.close()
+        try await store.close()
         let reopened = try await test.open()
         return ClientFixture(test: test, store: reopened, transport: transport, handler: handler, spied: spy != nil)
     }
@@ -66,8 +66,8 @@ struct ClientFixture {
         try await store.read { try $0.configValue(forKey: key) }
     }
 
-    func dispose() async {
-        await store.close()
+    func dispose() async throws {
+        try await store.close()
         test.directory.remove()
     }
 }
@@ -79,10 +79,10 @@ func withClient<T>(
     let fixture = try await ClientFixture.make(kind, handler: handler, spied: spied)
     do {
         let result = try await body(fixture)
-        await fixture.dispose()
+        try await fixture.dispose()
         return result
     } catch {
-        await fixture.dispose()
+        try? await fixture.dispose()
         throw error
     }
 }

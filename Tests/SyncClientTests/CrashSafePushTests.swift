@@ -53,7 +53,7 @@ import Testing
             #expect(row["version"] == "v7" && row["updatedAt"] == .string(Self.stamp) && row["createdAt"] == .string(Self.stamp))
             #expect(row["text"] == "milk")
             #expect(restarted.transport.requests.map(\.line) == ["POST /app/tables/todo", "POST /app/tables/todo"])
-            await restarted.store.close()
+            try await restarted.store.close()
         }
     }
 

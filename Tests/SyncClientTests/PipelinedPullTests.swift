@@ -93,7 +93,7 @@ import Testing
         let rows = try await store.read(QueryDescription(table: "todo", orderBy: [OrderBy("id")])).items
         #expect(rows.compactMap { $0["id"]?.stringValue } == ["a", "b"])
         #expect(try await store.read { try $0.configValue(forKey: "deltaToken|todo|q") } == "2001-01-01T00:00:00.002Z")
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -122,7 +122,7 @@ import Testing
         let rows = try await store.read(QueryDescription(table: "todo")).items
         #expect(rows.compactMap { $0["id"]?.stringValue } == ["a"])
         #expect(try await store.read { try $0.configValue(forKey: "deltaToken|todo|q") } == "2001-01-01T00:00:00.001Z")
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -138,7 +138,7 @@ import Testing
         await #expect(throws: SyncError.localStoreFailed) { try await context.syncTable("todo").pull() }
         #expect(cancelled.isSet, "the next page's request was cancelled")
         #expect(try await store.read(QueryDescription(table: "todo")).items.isEmpty)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -157,7 +157,7 @@ import Testing
         await #expect(throws: SyncError.pullCancelled) { try await pull.value }
         #expect(cancelled.isSet)
         #expect(transport.requests.count == 2)
-        await store.close()
+        try await store.close()
     }
 
     // MARK: the count

@@ -21,7 +21,7 @@ import Testing
             try await restarted.context.push()
             #expect(restarted.transport.requests.map { $0.jsonObject?["id"] } == ["first", "second"])
             #expect(try await restarted.context.pendingOperationsCount == 0)
-            await restarted.store.close()
+            try await restarted.store.close()
         }
     }
 
@@ -39,7 +39,7 @@ import Testing
             let newest = try #require(after.last?.id)
             let previous = try #require(before.last)
             #expect(newest > previous)
-            await restarted.store.close()
+            try await restarted.store.close()
         }
     }
 
@@ -68,7 +68,7 @@ import Testing
             restarted.transport.enqueuePage([])
             try await restarted.table().pull(queryId: "all")
             #expect(restarted.transport.requests.last?.queryValue("$filter") == "updatedAt ge datetimeoffset'2004-04-04T04:04:04.444Z'")
-            await restarted.store.close()
+            try await restarted.store.close()
         }
     }
 
@@ -86,7 +86,7 @@ import Testing
             try await restarted.context.push()
             #expect(restarted.transport.requests.map(\.line) == ["POST /app/tables/todo", "POST /app/tables/todo"])
             #expect(try await restarted.context.pendingOperationsCount == 0)
-            await restarted.store.close()
+            try await restarted.store.close()
         }
     }
 }

@@ -55,7 +55,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await store.close()
+        try? await store.close()
         test.directory.remove()
         await server.stop()
     }
@@ -72,6 +72,6 @@ import Testing
         await #expect(throws: SyncError.pushAbortedByAuthentication) { try await context.push() }
         #expect(transport.requests.isEmpty)
         #expect(try await context.pendingOperationsCount == 1)
-        await store.close()
+        try await store.close()
     }
 }

@@ -39,11 +39,11 @@ import Testing
         do {
             try await body(context, try context.syncTable("todo"))
         } catch {
-            await store.close()
+            try? await store.close()
             test.directory.remove()
             throw error
         }
-        await store.close()
+        try await store.close()
         test.directory.remove()
     }
 

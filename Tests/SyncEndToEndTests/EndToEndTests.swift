@@ -33,9 +33,9 @@ import Testing
             return World(server: server, a: try await device(), b: try await device())
         }
 
-        func close() async {
+        func close() async throws {
             for device in [a, b] {
-                await device.store.close()
+                try await device.store.close()
                 device.test.directory.remove()
             }
             await server.stop()
@@ -73,7 +73,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await world.close()
+        try await world.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -92,7 +92,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await world.close()
+        try await world.close()
     }
 
     enum Way: String, CaseIterable { case client, server, cancel }
@@ -142,7 +142,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await world.close()
+        try await world.close()
     }
 
     @Test func anUnreachableServerAbortsThePushAndKeepsTheQueue() async throws {
@@ -160,7 +160,7 @@ import Testing
         #expect(try await context.pendingOperationsCount == 1)
         #expect(try await context.operationErrors().isEmpty)
         extendLifetime(nobody)
-        await store.close()
+        try await store.close()
         test.directory.remove()
     }
 }

@@ -78,12 +78,12 @@ import Testing
             #expect(calls == ["execute new": false, "execute taken": false, "pushDidComplete": false])
             #expect(try await client.table("todo").lookup(id: "new")?["text"] == "mine")
         } catch {
-            await store.close()
+            try? await store.close()
             test.directory.remove()
             await server.stop()
             throw error
         }
-        await store.close()
+        try await store.close()
         test.directory.remove()
         await server.stop()
     }

@@ -38,8 +38,8 @@ import Testing
         let other = try await LiveSyncTests.Device.make(.plain, server: server.url)
         _ = try await other.table.pull(Query())
         #expect(try await other.table.read(Query()).items.count == 200)
-        await other.close()
-        await device.close()
+        try await other.close()
+        try await device.close()
         server.stop()
     }
 }

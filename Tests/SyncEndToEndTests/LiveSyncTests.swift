@@ -26,8 +26,8 @@ import FoundationNetworking
             return Device(test: test, store: store, context: context, table: try context.syncTable("todo"))
         }
 
-        func close() async {
-            await store.close()
+        func close() async throws {
+            try await store.close()
             test.directory.remove()
         }
     }
@@ -71,8 +71,8 @@ import FoundationNetworking
         let liveB = try b.context.startLiveSync([LiveSyncTable("todo")], options: Self.fast)
         do { try await body(a, b, liveB) } catch { Issue.record(error) }
         await liveB.stop()
-        await a.close()
-        await b.close()
+        try await a.close()
+        try await b.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -157,14 +157,14 @@ import FoundationNetworking
         guard case .disconnected(let error)? = first else {
             Issue.record("expected a disconnection, got \(String(describing: first))")
             await live.stop()
-            await store.close()
+            try await store.close()
             test.directory.remove()
             return
         }
         #expect(error == .transportFailed)
         await live.stop()
         while await events.next() != nil {}
-        await store.close()
+        try await store.close()
         test.directory.remove()
     }
 }

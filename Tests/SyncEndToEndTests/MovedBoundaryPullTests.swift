@@ -68,7 +68,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await store.close()
+        try? await store.close()
         test.directory.remove()
         await server.stop()
     }

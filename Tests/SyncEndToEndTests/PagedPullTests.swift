@@ -55,7 +55,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await store.close()
+        try? await store.close()
         test.directory.remove()
         await server.stop()
     }
@@ -77,7 +77,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await store.close()
+        try? await store.close()
         test.directory.remove()
         await server.stop()
     }

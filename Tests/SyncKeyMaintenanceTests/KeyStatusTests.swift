@@ -10,7 +10,7 @@ import Testing
     @Test func rotationIsDueAfterTheConfiguredPeriod() async throws {
         let (test, store) = try await TestStore.make(.encrypted)
         defer { test.directory.remove() }
-        await store.close()
+        try await store.close()
         let envelope = KeyEnvelope.url(forDatabase: test.url)
         let created = try #require(KeyEnvelope.date(from: try KeyEnvelope.read(from: envelope).keyCreatedAt))
         let soon = try StoreKeys.status(forDatabase: test.url, now: created.addingTimeInterval(364 * 86_400))

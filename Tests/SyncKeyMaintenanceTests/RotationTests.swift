@@ -17,7 +17,7 @@ import Testing
     /// and a header value.
     static func makeStore() async throws -> TestStore {
         let (test, store) = try await TestStore.make(.encrypted)
-        await store.close()
+        try await store.close()
         let connection = try open(test.url, key: try dataKey(of: test))
         defer { connection.close() }
         try connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT, body BLOB, score REAL)")

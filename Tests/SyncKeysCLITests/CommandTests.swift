@@ -94,7 +94,7 @@ import Testing
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 3_000, operations: 300)
         let before = try await Workload.content(of: store)
-        await store.close()
+        try await store.close()
         let old = try fixture.keys()
 
         let result = try fixture.run("rotate")
@@ -111,7 +111,7 @@ import Testing
         let reopened = try await fixture.open()
         #expect(try await Workload.content(of: reopened) == before)
         #expect(try await reopened.withConnection { try $0.integrityCheck() } == ["ok"])
-        await reopened.close()
+        try await reopened.close()
     }
 
     @Test func verifyPassesOnASoundStoreAndFailsOnEachAtRestProblem() throws {

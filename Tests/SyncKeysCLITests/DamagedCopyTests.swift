@@ -27,7 +27,7 @@ import Testing
         let store = try await template.open()
         try await Workload.fill(store, rows: 3_000, operations: 300)
         let content = try await Workload.content(of: store)
-        await store.close()
+        try await store.close()
         for page in try Self.pages(of: template.database) {
             let fixture = try Fixture.copy(of: template)
             defer { fixture.remove() }
@@ -49,7 +49,7 @@ import Testing
         // The store as a clean close leaves it (its log checkpointed), so that a refused run is
         // seen to change no byte.
         let plain = try await SQLiteStore.open(at: template.database, encryption: .none, options: StoreOptions())
-        await plain.close()
+        try await plain.close()
         for page in try Self.pages(of: template.database) {
             let fixture = try Fixture.copy(of: template)
             defer { fixture.remove() }
@@ -63,7 +63,7 @@ import Testing
             #expect(again.exitCode == 0, "page \(page): \(again)")
             let store = try await fixture.open()
             #expect(try await Workload.content(of: store) == content, "page \(page)")
-            await store.close()
+            try await store.close()
         }
     }
 

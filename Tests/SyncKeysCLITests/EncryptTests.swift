@@ -29,7 +29,7 @@ import Testing
         }
         let content = try await Workload.content(of: store)
         let crashed = try Fixture.copy(of: fixture, files: ["store.db", "store.db-wal"])
-        await store.close()
+        try await store.close()
         fixture.remove()
         return (crashed, content, markers)
     }
@@ -52,7 +52,7 @@ import Testing
         #expect(try Self.plaintextHits(markers, in: fixture).isEmpty)
         let store = try await fixture.open()
         #expect(try await Workload.content(of: store) == content)
-        await store.close()
+        try await store.close()
         let again = try fixture.run("encrypt", ["--profile", "insecure-test"])
         #expect(again.exitCode == 1 && again.stderr.contains("already encrypted"))
     }
@@ -65,7 +65,7 @@ import Testing
         let result = try fixture.run("encrypt", ["--profile", "insecure-test"])
         #expect(result.exitCode == 1, "\(result)")
         #expect(try fixture.files() == before)
-        await store.close()
+        try await store.close()
     }
 
     @Test func killedAtEveryStepTheMigrationResumesWithNothingLost() async throws {
@@ -81,12 +81,12 @@ import Testing
                 #expect(!FileManager.default.fileExists(atPath: fixture.envelope.path), "\(step)")
                 let plain = try await SQLiteStore.open(at: fixture.database, encryption: .none)
                 #expect(try await Workload.content(of: plain) == content, "\(step)")
-                await plain.close()
+                try await plain.close()
             } else if index.isMultiple(of: 2) {
                 // The envelope is written: the passphrase opens the store, finishing the migration.
                 let store = try await fixture.open()
                 #expect(try await Workload.content(of: store) == content, "\(step)")
-                await store.close()
+                try await store.close()
             }
             let resumed = try fixture.run("encrypt", ["--profile", "insecure-test"])
             let finishedByOpen = Self.afterEnvelope.contains(step) && index.isMultiple(of: 2)
@@ -97,7 +97,7 @@ import Testing
             #expect(Set(try fixture.files().keys) == ["store.db", "store.db.keys", "store.db.lock"], "\(step)")
             let store = try await fixture.open()
             #expect(try await Workload.content(of: store) == content, "\(step): after the migration")
-            await store.close()
+            try await store.close()
         }
     }
 }

@@ -39,7 +39,7 @@ import Testing
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 500, operations: 60)
         let token = try #require(try await store.read { try $0.configValue(forKey: Workload.tokenKeys[0]) })
-        await store.close()
+        try await store.close()
         let expected = "500\n60\n\(token)\n"
 
         let before = try decodedKeys(fixture)
@@ -67,7 +67,7 @@ import Testing
         let store = try await fixture.open()
         try await Workload.fill(store, rows: 200, operations: 20)
         let token = try #require(try await store.read { try $0.configValue(forKey: Workload.tokenKeys[0]) })
-        await store.close()
+        try await store.close()
         let killed = try fixture.run("rotate", environment: [FaultHook.variable: step.rawValue])
         #expect(killed.wasKilled)
         let keys = try decodedKeys(fixture)

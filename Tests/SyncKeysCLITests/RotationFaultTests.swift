@@ -35,7 +35,7 @@ import Testing
         let wal = try #require(try FileManager.default.attributesOfItem(atPath: live.database.path + "-wal")[.size] as? Int)
         #expect(wal > 0, "the last writes are still in the WAL")
         let crashed = try Fixture.copy(of: live, files: ["store.db", "store.db-wal", "store.db.keys"])
-        await store.close()
+        try await store.close()
         return (crashed, content)
     }
 
@@ -60,7 +60,7 @@ import Testing
             if index.isMultiple(of: 2) {
                 let store = try await fixture.open()
                 #expect(try await Workload.content(of: store) == content, "\(step): content after open")
-                await store.close()
+                try await store.close()
                 let envelope = try KeyEnvelope.read(from: fixture.envelope)
                 #expect(envelope.state == .active, "\(step)")
                 let expected = Self.committed.contains(step) ? (pendingKeyId ?? envelope.keyId) : oldKeyId
@@ -92,7 +92,7 @@ import Testing
 
             let store = try await fixture.open()
             #expect(try await Workload.content(of: store) == content, "progress \(point)")
-            await store.close()
+            try await store.close()
             #expect(!StoreFiles.scratchExists(beside: fixture.database), "progress \(point): the partial copy is removed")
             #expect(try fixture.keys().dataKey == oldKey, "progress \(point): rolled back")
             let again = try fixture.run("rotate")
@@ -109,7 +109,7 @@ import Testing
         let store = try await fixture.open()
         #expect(try await Workload.content(of: store) == content, "\(label): content after rotation")
         #expect(try await store.withConnection { try $0.integrityCheck() } == ["ok"], "\(label)")
-        await store.close()
+        try await store.close()
         #expect(Set(try fixture.files().keys) == ["store.db", "store.db.keys", "store.db.lock"], "\(label)")
     }
 }

@@ -89,8 +89,8 @@ import Testing
             } catch {
                 Issue.record(error)
             }
-            await storeA.close()
-            await storeB.close()
+            try? await storeA.close()
+            try await storeB.close()
             testA.directory.remove()
             testB.directory.remove()
         }

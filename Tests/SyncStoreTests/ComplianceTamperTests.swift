@@ -13,7 +13,7 @@ import Testing
         let (test, store) = try await TestStore.make(.encrypted)
         let items: [JSONObject] = (0..<rows).map { ["id": .string("row\($0)"), "text": .string(String(repeating: "x", count: 150) + "\($0)")] }
         try await store.upsert(table: "records", items: items)
-        await store.close()
+        try await store.close()
         return test
     }
 
@@ -23,11 +23,11 @@ import Testing
         do {
             let count = try await store.read(QueryDescription(table: "records")).items.count
             let problems = try await store.checkIntegrity()
-            await store.close()
+            try await store.close()
             if !problems.isEmpty { throw StoreError.corruptOrKeyMismatch }
             return count
         } catch {
-            await store.close()
+            try? await store.close()
             throw error
         }
     }
@@ -107,7 +107,7 @@ import Testing
             at: test.url, encryption: .passphrase(newPassphrase),
             options: StoreOptions(keyProfile: .insecureTest, allowInsecureKeyProfile: true))
         #expect(try await store.read(QueryDescription(table: "records")).items.count == 10)
-        await store.close()
+        try await store.close()
     }
 
     // C34: the file is 4096-byte pages with HMAC, and SQLCipher 4 opens it with compatibility 3.
@@ -121,7 +121,7 @@ import Testing
             (try c.integerPragma("cipher_page_size"), try c.integerPragma("cipher_use_hmac"))
         }
         #expect(pageSize == 4096 && hmac == 1)
-        await store.close()
+        try await store.close()
 
         let key = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: test.url))
             .unlock(passphrase: test.passphrase, allowInsecureProfile: true)

@@ -21,7 +21,7 @@ import Testing
     @Test func c01HeaderIsNotPlainSQLite() async throws {
         let (test, store, _) = try await markedStore()
         defer { test.directory.remove() }
-        await store.close()
+        try await store.close()
         let header = [UInt8](try Data(contentsOf: test.url).prefix(16))
         #expect(header.count == 16)
         #expect(header != Array("SQLite format 3\0".utf8))
@@ -36,7 +36,7 @@ import Testing
         let (version, provider) = try await store.withConnection { c in (try c.cipherVersion(), try c.cipherProvider()) }
         #expect(version == "3.4.1")
         #expect(provider == "openssl")
-        await store.close()
+        try await store.close()
     }
 
     // C03: no marker, in any encoding, in the database, its WAL (open and after close) or the envelope.
@@ -46,7 +46,7 @@ import Testing
         let whileOpen = try test.files()
         #expect(whileOpen.contains { $0.lastPathComponent.hasSuffix("-wal") })
         #expect(try markerHits(markers.all, in: whileOpen) == [])
-        await store.close()
+        try await store.close()
         #expect(try markerHits(markers.all, in: try test.files()) == [])
     }
 
@@ -56,7 +56,7 @@ import Testing
         defer { test.directory.remove() }
         let markers = Markers(count: 2)
         try await markers.fill(store)
-        await store.close()
+        try await store.close()
         let hits = try markerHits(markers.all, in: try test.files())
         for marker in markers.all { #expect(hits.count >= 1, "\(marker) not found in a plain store") }
     }
@@ -70,7 +70,7 @@ import Testing
         }
         #expect(tempStore == 2)
         #expect(options.contains { $0 == "TEMP_STORE=2" || $0 == "TEMP_STORE=3" })
-        await store.close()
+        try await store.close()
     }
 
     // C36: secure_delete is on, and a deleted queue entry is gone from the decrypted pages.
@@ -82,11 +82,11 @@ import Testing
             _ = try w.addOperation(kind: .delete, table: "t", itemId: "k", item: ["text": .string(kept)])
             return try w.addOperation(kind: .delete, table: "t", itemId: "d", item: ["text": .string(deleted)])
         }
-        await store.close()
+        try await store.close()
         let reopened = try await test.open()
         #expect(try await reopened.withConnection { try $0.integerPragma("secure_delete") } == 1)
         try await reopened.write { try $0.deleteOperation(id: doomed.id) }
-        await reopened.close()
+        try await reopened.close()
 
         let key = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: test.url))
             .unlock(passphrase: test.passphrase, allowInsecureProfile: true)
@@ -105,6 +105,6 @@ import Testing
             let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
             #expect(mode == 0o600, "\(file.lastPathComponent)")
         }
-        await store.close()
+        try await store.close()
     }
 }

@@ -42,7 +42,7 @@ import Testing
             try await store.read { try $0.columns(of: "todo") } == [
                 "id": .text, "text": .text, "complete": .boolean, "note": .text, "priority": .integer,
             ])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -62,6 +62,6 @@ import Testing
         #expect(byID["i2"] == ["id": "i2", "n": -2, "text": "t2"])
         #expect(byID["i3"] == ["id": "i3", "n": 3, "text": "t3"])
         #expect(byID["i2998"] == ["id": "i2998", "n": -2998, "text": nil])
-        await store.close()
+        try await store.close()
     }
 }

@@ -47,7 +47,7 @@ import Testing
             _ = try await store.write { try $0.read(QueryDescription(table: "todo")) }
         }
         #expect(reads == 0)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -66,7 +66,7 @@ import Testing
         }
         #expect(count == 0)
         #expect(try await store.lookup(table: "todo", id: "a") == nil)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -77,7 +77,7 @@ import Testing
             for n in 1...50 { try await store.upsert(table: "todo", items: [["id": "a", "n": .int(Int64(n))]]) }
         }
         #expect(count == 1)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -109,7 +109,7 @@ import Testing
         let afterBurst = try await iterator.next()
         #expect(afterBurst?.count == 31)
         #expect(reads.value == 5)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -145,7 +145,7 @@ import Testing
         // Busy readers coalesce: far fewer values than transactions is allowed, one per transaction at most.
         #expect(seen.count <= Int(last) + 1)
         #expect(store.changes?.observerCount == 0)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -179,7 +179,7 @@ import Testing
         // Leaving the loop early frees it too.
         for try await _ in observation { break }
         #expect(changes.observerCount == 0)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -194,7 +194,7 @@ import Testing
             })
         var iterator = observation.makeAsyncIterator()
         #expect(try await iterator.next() == 0)
-        await store.close()
+        try await store.close()
         await #expect(throws: StoreError.closed) { try await store.upsert(table: "todo", items: [["id": "a"]]) }
         changes.publish([.table(named: "todo")])
         await #expect(throws: StoreError.closed) { _ = try await iterator.next() }

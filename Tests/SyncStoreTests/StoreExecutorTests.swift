@@ -24,8 +24,8 @@ import Testing
         #expect(try await store.write { _ in store.isRunningOnStoreQueue }, "a write closure runs on the store's queue")
         #expect(try await store.withConnection { _ in store.isRunningOnStoreQueue })
         #expect(try await other.read { _ in other.isRunningOnStoreQueue })
-        await store.close()
-        await other.close()
+        try await store.close()
+        try await other.close()
     }
 
     /// Opening an encrypted store unlocks its key envelope. Here each envelope is a named pipe, so
@@ -43,7 +43,7 @@ import Testing
             let (test, store) = try await TestStore.make(.encrypted)
             tests.append(test)
             try await store.upsert(table: "t", items: [["id": .string("\(index)")]])
-            await store.close()
+            try await store.close()
             let envelope = KeyEnvelope.url(forDatabase: test.url)
             envelopes.append(try Data(contentsOf: envelope))
             try FileManager.default.removeItem(at: envelope)
@@ -75,7 +75,7 @@ import Testing
         for store in opened {
             let index = try #require(tests.firstIndex { $0.url == store.url })
             #expect(try await store.lookup(table: "t", id: "\(index)") != nil)
-            await store.close()
+            try await store.close()
         }
     }
 

@@ -19,7 +19,7 @@ import Testing
         #expect(stored == item)
         #expect(try await store.lookup(table: "todo", id: "missing") == nil)
         #expect(try await store.lookup(table: "never", id: "a1") == nil)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -32,7 +32,7 @@ import Testing
         #expect(stored == ["id": "a", "text": "one", "complete": true, "priority": 2])
         let columns = try await store.read { try $0.columns(of: "todo") }
         #expect(columns == ["id": .text, "text": .text, "complete": .boolean, "priority": .integer])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -42,7 +42,7 @@ import Testing
         try await store.write { try $0.defineTable("todo", columns: ["text": .text]) }
         try await store.upsert(table: "todo", items: [["id": "a", "text": "t", "extra": 1]], ignoreMissingColumns: true)
         #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "text": "t"])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -52,7 +52,7 @@ import Testing
         try await store.upsert(table: "todo", items: [["id": "a", "text": "t"]])
         try await store.upsert(table: "todo", items: [["id": "a", "text": nil]])
         #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "text": nil])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -64,7 +64,7 @@ import Testing
         let ids = try await store.read(QueryDescription(table: "todo", orderBy: [OrderBy("id")])).items.map { $0["id"] }
         #expect(ids == ["i1", "i3", "i5"])
         try await store.delete(table: "unknownTable", ids: ["x"])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -86,7 +86,7 @@ import Testing
         let all = try await store.read(QueryDescription(table: "todo")).items
         #expect(all == [["id": "keep", "text": "t"]])
         #expect(try await store.read { try $0.columns(of: "todo") } == ["id": .text, "text": .text])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -104,14 +104,14 @@ import Testing
         #expect(try await store.read { try $0.columns(of: "todo") } == ["id": .text, "text": .text])
         try await store.upsert(table: "todo", items: [["id": "c", "newColumn": true]])
         #expect(try await store.read { try $0.columns(of: "todo") }?["newColumn"] == .boolean)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
     func closedStoreRefusesEveryCall(_ kind: StoreKind) async throws {
         let (test, store) = try await TestStore.make(kind)
         defer { test.directory.remove() }
-        await store.close()
+        try await store.close()
         await #expect(throws: StoreError.self) { try await store.lookup(table: "todo", id: "a") }
         await #expect(throws: StoreError.self) { try await store.upsert(table: "todo", items: [["id": "a"]]) }
     }
@@ -133,7 +133,7 @@ import Testing
                 "one", "two",
             ])
         #expect(try await store.read { try $0.columns(of: "todoItem") } == ["id": .text, "text": .text, "done": .boolean])
-        await store.close()
+        try await store.close()
         store = try await test.open()
         #expect(try await store.lookup(table: "todoitem", id: "a")?["done"] == false)
         try await store.delete(table: "TODOITEM", ids: ["a"])
@@ -141,7 +141,7 @@ import Testing
         try await store.upsert(table: "TodoItem", items: [["id": "b", "note": "kept"]])
         #expect(try await store.lookup(table: "todoitem", id: "b") == ["id": "b", "text": "two", "done": true, "note": "kept"])
         #expect(try await store.read(QueryDescription(table: "TodoItem")).items.count == 1)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -157,12 +157,12 @@ import Testing
         let columns: [String: ColumnType] = ["id": .text, "text": .text, "updatedAt": .text]
         #expect(try await store.read { try $0.columns(of: "todo") } == columns)
         // The schema on disk, read again from the file, has no second column either.
-        await store.close()
+        try await store.close()
         store = try await test.open()
         #expect(try await store.read { try $0.columns(of: "todo") } == columns)
         try await store.upsert(table: "todo", items: [["id": "b", "tExT": "four"]])
         #expect(try await store.lookup(table: "todo", id: "b")?["text"] == "four")
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -172,7 +172,7 @@ import Testing
         try await store.write { try $0.defineTable("todo", columns: ["complete": .boolean]) }
         try await store.upsert(table: "todo", items: [["id": "a", "Complete": true, "extra": 1]], ignoreMissingColumns: true)
         #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "complete": true])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -188,7 +188,7 @@ import Testing
             let rows = try await store.read(QueryDescription(table: table, filter: notX, orderBy: [OrderBy("id")]))
             #expect(rows.items.map { $0["DONE"] ?? "absent" } == [JSONValue.null, true, false], "\(table)")
         }
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -223,7 +223,7 @@ import Testing
         #expect(try await store.read(QueryDescription(table: "todo")).items == [["id": "a", "text": "keep"]])
         #expect(try await store.read { try $0.columns(of: "todo") } == ["id": .text, "text": .text])
         #expect(try await store.read { try $0.columns(of: "fresh") } == nil)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -234,7 +234,7 @@ import Testing
         try await store.write { try $0.defineTable("todo", columns: ["TEXT": .integer, "ID": .text, "due": .text]) }
         #expect(try await store.read { try $0.columns(of: "todo") } == ["id": .text, "text": .text, "due": .text])
         #expect(try await store.lookup(table: "todo", id: "a") == ["id": "a", "text": "t", "due": nil])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -244,7 +244,7 @@ import Testing
         try await store.upsert(table: "fruit", items: [["id": "a", "äpfel": 1, "Äpfel": 2]])
         #expect(try await store.lookup(table: "fruit", id: "a") == ["id": "a", "äpfel": 1, "Äpfel": 2])
         #expect(try await store.read { try $0.columns(of: "fruit") }?.count == 3)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -258,6 +258,6 @@ import Testing
         let stored = try #require(try await store.lookup(table: "menu", id: "a"))
         #expect(stored.count == 2 && stored[composed] == 2)
         #expect(try await store.read { try $0.columns(of: "menu") }?.count == 2)
-        await store.close()
+        try await store.close()
     }
 }

@@ -46,7 +46,7 @@ import Testing
         let (test, store) = try await TestStore.make(kind)
         defer { test.directory.remove() }
         try await Self.makeOldTable(store)
-        await store.close()
+        try await store.close()
 
         let reopened = try await test.open()
         let rows = try await reopened.read(QueryDescription(table: "todo", orderBy: [OrderBy("text")])).items
@@ -70,11 +70,11 @@ import Testing
             ])
         #expect(try await reopened.read { try $0.operationCount(table: nil) } == 1)
         #expect(try await reopened.checkIntegrity().isEmpty)
-        await reopened.close()
+        try await reopened.close()
 
         // Opening again changes nothing.
         let again = try await test.open()
         #expect(try await again.read(QueryDescription(table: "todo")).items.count == 4)
-        await again.close()
+        try await again.close()
     }
 }

@@ -14,7 +14,7 @@ func options(create: Bool = false) -> StoreOptions {
     func makeClosedStore() async throws -> TestStore {
         let (test, store) = try await TestStore.make(.encrypted)
         try await store.upsert(table: "todo", items: [["id": "a", "text": "hello"]])
-        await store.close()
+        try await store.close()
         return test
     }
 
@@ -36,7 +36,7 @@ func options(create: Bool = false) -> StoreOptions {
         #expect(try test.directory.contents() == before)
         let store = try await test.open()
         #expect(try await store.lookup(table: "todo", id: "a")?["text"] == "hello")
-        await store.close()
+        try await store.close()
     }
 
     @Test func missingEnvelopeIsKeyMaterialMissingAndNeverRecreates() async throws {
@@ -75,7 +75,7 @@ func options(create: Bool = false) -> StoreOptions {
         let (plain, plainStore) = try await TestStore.make(.plain)
         defer { plain.directory.remove() }
         try await plainStore.upsert(table: "t", items: [["id": "a"]])
-        await plainStore.close()
+        try await plainStore.close()
         let plainBefore = try plain.directory.contents()
         do {
             _ = try await SQLiteStore.open(at: plain.url, encryption: .key(.random(count: 32)), options: options())
@@ -109,9 +109,9 @@ func options(create: Bool = false) -> StoreOptions {
         let composed = SecretBytes(Array("Caf\u{00E9} r\u{00E9}sum\u{00E9} 42".utf8))
         let decomposed = SecretBytes(Array("Cafe\u{0301} re\u{0301}sume\u{0301} 42".utf8))
         let store = try await SQLiteStore.open(at: url, encryption: .passphrase(composed), options: options(create: true))
-        await store.close()
+        try await store.close()
         let again = try await SQLiteStore.open(at: url, encryption: .passphrase(decomposed), options: options())
-        await again.close()
+        try await again.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -123,6 +123,6 @@ func options(create: Bool = false) -> StoreOptions {
             let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
             #expect(mode == 0o600, "\(file.lastPathComponent) has mode \(String(mode ?? 0, radix: 8))")
         }
-        await store.close()
+        try await store.close()
     }
 }

@@ -26,7 +26,7 @@ import Testing
         let asked = added.map(\.id).reversed() + [added[Self.many - 1].id + 50]
         #expect(try await store.read { try $0.operations(ids: Array(asked)) }.map(\.id) == added.map(\.id))
         #expect(try await store.read { try $0.operations(ids: []) }.isEmpty)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -52,7 +52,7 @@ import Testing
         let left = try await store.read { try $0.operations(table: nil) }
         #expect(left.map(\.id) == Array(ids[601...]))
         #expect(try await store.read { try $0.operationErrors() }.map(\.operationId) == [ids[601]])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -70,6 +70,6 @@ import Testing
         #expect(one != nil && byId["Item-8"] == one)
         #expect(try await store.read { try $0.lookup(table: "nothing", ids: ["a"]) }.isEmpty)
         await #expect(throws: StoreError.self) { try await store.read { try $0.lookup(table: "bad\"name", ids: ["a"]) } }
-        await store.close()
+        try await store.close()
     }
 }

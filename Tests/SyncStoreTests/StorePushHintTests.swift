@@ -26,7 +26,7 @@ import Testing
         #expect(try await store.pageCacheSetting() == -Int64(SQLiteStore.pushCacheBytesLimit / 1024))
         await store.didPush()
         #expect(try await store.pageCacheSetting() == before)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -44,13 +44,13 @@ import Testing
         #expect(try await store.pageCacheSetting() == -50_000 * Int64(SQLiteStore.pushCacheBytesPerOperation / 1024))
         await store.didPush()
         #expect(try await store.pageCacheSetting() == before)
-        await store.close()
+        try await store.close()
     }
 
     @Test func aClosedStoreTakesTheHintWithoutFailing() async throws {
         let (test, store) = try await TestStore.make(.encrypted)
         defer { test.directory.remove() }
-        await store.close()
+        try await store.close()
         await store.willPush(operations: 50_000)
         await store.didPush()
         #expect(await store.isClosed)

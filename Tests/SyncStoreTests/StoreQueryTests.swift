@@ -62,7 +62,7 @@ import Testing
         for (name, filter, expected) in Self.cases {
             #expect(try await ids(store, filter) == expected, "\(name)")
         }
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -79,7 +79,7 @@ import Testing
         let onlySkip = try await store.read(QueryDescription(table: "todo", orderBy: [OrderBy("id")], skip: 3))
         #expect(onlySkip.items.map { $0["id"] } == ["d"])
         #expect(onlySkip.totalCount == nil)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -88,7 +88,7 @@ import Testing
         defer { test.directory.remove() }
         try await store.delete(QueryDescription(table: "todo", filter: .binary(.eq, Self.m("complete"), .literal(.bool(true)))))
         #expect(try await ids(store, nil) == ["a", "c"])
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -107,7 +107,7 @@ import Testing
         let injection = FilterExpression.binary(.eq, Self.m("text"), Self.s("x' OR 1=1 --"))
         #expect(try await ids(store, injection) == [])
         #expect(try await ids(store, nil).count == 4)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -130,7 +130,7 @@ import Testing
         await #expect(throws: StoreError.self) {
             try await store.read(QueryDescription(table: "todo", filter: .binary(.eq, Self.m("texts"), Self.s("x"))))
         }
-        await store.close()
+        try await store.close()
     }
 
     @Test func deepFiltersAreRefusedNotCrashed() {

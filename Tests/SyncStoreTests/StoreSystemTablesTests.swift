@@ -25,7 +25,7 @@ import Testing
         #expect(try await store.read { try $0.operationCount(table: "b") } == 1)
         #expect(try await store.read { try $0.operation(after: added[0].id) }?.itemId == "2")
         #expect(try await store.read { try $0.operation(table: "a", itemId: "3") }?.kind == .delete)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -52,7 +52,7 @@ import Testing
         try await store.write { try $0.deleteOperation(id: changed.id) }
         #expect(try await store.read { try $0.operationErrors() }.isEmpty)
         #expect(try await store.read { try $0.operationCount(table: nil) } == 0)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -69,7 +69,7 @@ import Testing
         try await store.write { try $0.deleteConfigValues(withPrefix: "deltaToken|todo|") }
         #expect(try await store.read { try $0.configValue(forKey: "deltaToken|todo|mine") } == nil)
         #expect(try await store.read { try $0.configValue(forKey: "deltaToken|other|all") } == "keep")
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -86,7 +86,7 @@ import Testing
         }
         #expect(try await store.lookup(table: "todo", id: "a") == nil)
         #expect(try await store.read { try $0.operationCount(table: nil) } == 0)
-        await store.close()
+        try await store.close()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -98,7 +98,7 @@ import Testing
             try w.setConfigValue("token", forKey: "deltaToken|todo|q")
             return try w.addOperation(kind: .insert, table: "todo", itemId: "a", item: nil)
         }
-        await store.close()
+        try await store.close()
 
         let reopened = try await test.open()
         #expect(try await reopened.lookup(table: "todo", id: "a") == ["id": "a", "text": "t"])
@@ -106,6 +106,6 @@ import Testing
         let second = try await reopened.write { try $0.addOperation(kind: .insert, table: "todo", itemId: "b", item: nil) }
         #expect(second.id > first.id)
         #expect(try await reopened.read { try $0.operations(table: nil) }.map(\.itemId) == ["a", "b"])
-        await reopened.close()
+        try await reopened.close()
     }
 }

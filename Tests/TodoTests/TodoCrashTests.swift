@@ -176,10 +176,10 @@ import TodoApp
             server: URL(string: "http://127.0.0.1:1")!)
         do {
             let result = try await body(local)
-            await local.close()
+            try await local.close()
             return result
         } catch {
-            await local.close()
+            try? await local.close()
             throw error
         }
     }
