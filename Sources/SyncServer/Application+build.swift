@@ -16,13 +16,13 @@ import SyncWire
 public func buildRouter(storage: any TableStorage, configuration: ServerConfiguration) -> Router<ServerRequestContext> {
     let router = Router(context: ServerRequestContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
-    let changes = ChangeHub()
+    let changes = ChangeHub(storage: storage)
     router.add(middleware: ChangeNotifyingMiddleware(hub: changes))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }
     router.get("openapi.json") { _, _ in OpenAPIDocument.response() }
     let service = TableService(storage: storage, softDelete: configuration.softDelete)
     TableController(service: service, configuration: configuration).addRoutes(to: router)
-    ChangesController(storage: storage, hub: changes, configuration: configuration).addRoutes(to: router)
+    ChangesController(hub: changes, configuration: configuration).addRoutes(to: router)
     return router
 }
 
