@@ -75,6 +75,8 @@ struct FleetWorkload {
 
     static let table = "fleetItems"
     static let scoped = "fleetNotes"
+    /// The identity of the timed requests (every request of the fleet's servers has one).
+    static let device = ["X-ZUMO-AUTH: timing"]
 
     func run(serverTool: URL?) async throws -> Report {
         let limit = DescriptorLimit.raise() ?? 0
@@ -175,11 +177,12 @@ struct FleetWorkload {
         var patches: [Double] = []
         for sample in 0..<samples {
             let id = "r\((sample * 7_919) % rows)"
-            let get = sender.request("GET", "/tables/\(Self.table)/\(id)")
+            let get = sender.request("GET", "/tables/\(Self.table)/\(id)", headers: Self.device)
             var start = ContinuousClock.now
             guard try sender.send(get) == 200 else { throw BenchError("GET \(id) failed") }
             gets.append(ServerWorkloads.seconds(since: start) * 1000)
-            let patch = sender.request("PATCH", "/tables/\(Self.table)/\(id)", body: Array(#"{"text":"patched \#(sample)"}"#.utf8))
+            let patch = sender.request(
+                "PATCH", "/tables/\(Self.table)/\(id)", body: Array(#"{"text":"patched \#(sample)"}"#.utf8), headers: Self.device)
             start = ContinuousClock.now
             guard try sender.send(patch) == 200 else { throw BenchError("PATCH \(id) failed") }
             patches.append(ServerWorkloads.seconds(since: start) * 1000)
@@ -198,13 +201,14 @@ struct FleetWorkload {
             var answered: ContinuousClock.Instant
         }
         let (writers, writesPerWriter, users) = (self.writers, self.writesPerWriter, self.users)
+        let run = UUID().uuidString.prefix(8)  // new ids on every run over the same database
         @Sendable func write(_ writer: Int) throws -> [Write] {
             var sender = try BareSender(server: server)
             defer { sender.close() }
             let user = "user\(writer % users)"
             var done: [Write] = []
             for index in 0..<writesPerWriter {
-                let body = Array(#"{"id":"w\#(writer)-\#(index)","text":"x"}"#.utf8)
+                let body = Array(#"{"id":"\#(run)-\#(writer)-\#(index)","text":"x"}"#.utf8)
                 let (status, answer) = try sender.exchange(
                     sender.request("POST", "/tables/\(Self.scoped)", body: body, headers: ["X-ZUMO-AUTH: \(user)"]))
                 let answered = ContinuousClock.now

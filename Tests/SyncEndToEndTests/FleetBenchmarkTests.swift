@@ -47,6 +47,8 @@ import Testing
             [
                 "--fleet", "--fleet-streams", "30", "--fleet-writers", "4", "--fleet-users", "3", "--fleet-rows", "300",
                 "--fleet-samples", "20", "--fleet-held-streams", "60", "--json",
+                // The test process's private cluster (the benchmark would start one of its own).
+                "--postgres-url", try PostgresCluster.shared().url(),
             ],
             environment: ["TMPDIR": scratch.url.path])
         #expect(result.exitCode == 0, "\(result)")
