@@ -157,7 +157,8 @@ struct FleetWorkload {
                 group.addTask {
                     for index in stride(from: part, to: rows, by: 8) {
                         _ = try await storage.insert(
-                            table: Self.table, scope: .shared, item: ["id": .string("r\(index)"), "text": .string("row \(index)"), "n": .int(Int64(index))])
+                            table: Self.table, scope: .shared,
+                            item: ["id": .string("r\(index)"), "text": .string("row \(index)"), "n": .int(Int64(index))])
                     }
                 }
             }

@@ -2,10 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import PostgresNIO
-import Synchronization
 import SyncServer
 import SyncTestSupport
 import SyncWire
+import Synchronization
 import Testing
 
 /// Two server instances over one PostgreSQL database: a write through one reaches the change

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
-import SyncServer
 import SyncSQL
+import SyncServer
 import SyncWire
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import PostgresNIO
 import SQLiteNIO
-import SyncServer
 import SyncSQL
+import SyncServer
 import SyncTestSupport
 import SyncWire
 import Testing

@@ -19,12 +19,7 @@ import Testing
         var configuration = ServerConfiguration.testing(
             authentication: .verifier(TestIdentityVerifier()), perUserTables: .named(["notes"]))
         configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .milliseconds(20))
-        let storage = try await SQLiteTableStorage.open(.memory, logger: .quiet)
-        let server = try await RunningServer.start(configuration, storage: storage)
-        let streaming = Self.streamingClient(connections: 64)
-        let client = HTTPTestClient()
-        var failure: (any Error)?
-        do {
+        try await Self.withServer(configuration, connections: 64) { server, storage, streaming, client in
             _ = try await client.send(.post, server.url, "/tables/todo", object: ["id": "a", "text": "x"], headers: [(WireHeader.auth, "u0")])
             _ = try await client.send(.post, server.url, "/tables/notes", object: ["id": "n", "text": "x"], headers: [(WireHeader.auth, "u1")])
             var streams: [ChangeStreamTests.Stream] = []
@@ -54,24 +49,13 @@ import Testing
             let event = try #require(try await streams[1].nextEvent())
             #expect(event.data == ["table": "notes", "updatedAt": written.object["updatedAt"] ?? .null])
             #expect(event.id.hasSuffix("|2"))
-        } catch {
-            failure = error
         }
-        try? await streaming.shutdown()
-        try? await client.shutdown()
-        await server.stop()
-        if let failure { throw failure }
     }
 
     @Test func aHardDeleteIsAnnouncedWithTheRowCountDown() async throws {
         var configuration = ServerConfiguration.testing(softDelete: false)
         configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(30))
-        let storage = try await SQLiteTableStorage.open(.memory, logger: .quiet)
-        let server = try await RunningServer.start(configuration, storage: storage)
-        let streaming = Self.streamingClient(connections: 4)
-        let client = HTTPTestClient()
-        var failure: (any Error)?
-        do {
+        try await Self.withServer(configuration, connections: 4) { server, _, streaming, client in
             let first = try await client.send(.post, server.url, "/tables/todo", object: ["id": "a"])
             let second = try await client.send(.post, server.url, "/tables/todo", object: ["id": "b"])
             var stream = try await ChangeStreamTests.Stream.open(streaming, server.url)
@@ -80,9 +64,21 @@ import Testing
             #expect((200..<300).contains(try await client.send(.delete, server.url, "/tables/todo/b").status.code))
             let removed = try #require(try await stream.nextEvent())
             #expect(removed.id == "todo|\(first.object["updatedAt"]?.stringValue ?? "")|1")
-        } catch {
-            failure = error
         }
+    }
+
+    /// Starts a server over a new SQLite storage in memory, runs `body` with a streaming client of
+    /// `connections` connections and a request client, then stops everything.
+    static func withServer(
+        _ configuration: ServerConfiguration, connections: Int,
+        _ body: (RunningServer, SQLiteTableStorage, HTTPClient, HTTPTestClient) async throws -> Void
+    ) async throws {
+        let storage = try await SQLiteTableStorage.open(.memory, logger: .quiet)
+        let server = try await RunningServer.start(configuration, storage: storage)
+        let streaming = streamingClient(connections: connections)
+        let client = HTTPTestClient()
+        var failure: (any Error)?
+        do { try await body(server, storage, streaming, client) } catch { failure = error }
         try? await streaming.shutdown()
         try? await client.shutdown()
         await server.stop()

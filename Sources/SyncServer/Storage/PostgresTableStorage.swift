@@ -87,7 +87,8 @@ public final class PostgresTableStorage: TableStorage {
             try await storage.ensureUpdatedAtIndexes()
             let listening = PostgresConnection.Configuration(
                 host: settings.host, port: settings.port, username: settings.user, password: settings.password,
-                database: settings.database, tls: try tlsConfiguration(settings.tls).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable)
+                database: settings.database,
+                tls: try tlsConfiguration(settings.tls).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable)
             let (instance, feed) = (storage.instance, storage.changeFeed ?? ChangeFeed())
             storage.listener.withLock {
                 $0 = Task { await listen(listening, instance: instance, feed: feed, observer: observer, logger: logger) }
