@@ -18,14 +18,14 @@ public func buildRouter(storage: any TableStorage, configuration: ServerConfigur
     let router = Router(context: ServerRequestContext.self)
     if let metrics = configuration.metrics { router.add(middleware: RequestMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: LogRequestsMiddleware(.debug))
-    let changes = ChangeHub()
-    configuration.metrics?.countStreams { changes.listenerCount }
+    let changes = ChangeHub(storage: storage)
+    configuration.metrics?.countStreams { changes.openStreams }
     router.add(middleware: ChangeNotifyingMiddleware(hub: changes))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }
     router.get("openapi.json") { _, _ in OpenAPIDocument.response() }
     let service = TableService(storage: storage, softDelete: configuration.softDelete)
     TableController(service: service, configuration: configuration).addRoutes(to: router)
-    ChangesController(storage: storage, hub: changes, configuration: configuration).addRoutes(to: router)
+    ChangesController(hub: changes, configuration: configuration).addRoutes(to: router)
     // Last: it wraps only the answer to a request no route takes (405 or 404, in JSON).
     router.add(middleware: UnroutedRequestMiddleware(routes: router.routes))
     return router

@@ -47,15 +47,34 @@ struct BareSender {
         _ = Glibc.close(socket)
     }
 
+    /// The connection's descriptor (to wait for its answers with `poll`/`epoll`).
+    var descriptor: Int32 { socket }
+
     /// The request text of an insert of item `index` with a new id.
     func insertRequest(_ index: Int) throws -> [UInt8] {
         var item = BenchItems.userItem(index)
         item[SystemProperty.id] = .string(UUID().uuidString)
-        let body = try JSONCoding.encode(item)
-        let head =
-            "POST /tables/\(Self.table) HTTP/1.1\r\nHost: \(host)\r\nAccept: application/json\r\nContent-Type: application/json\r\n"
-            + "\(WireHeader.apiVersion): 2.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
-        return Array(head.utf8) + body
+        return request("POST", "/tables/\(Self.table)", body: Array(try JSONCoding.encode(item)))
+    }
+
+    /// The text of a request with the API version header, `headers` (each `Name: value`) and a
+    /// JSON body when `body` is not empty.
+    func request(_ method: String, _ path: String, body: [UInt8] = [], headers: [String] = []) -> [UInt8] {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nAccept: application/json\r\n\(WireHeader.apiVersion): 2.0.0\r\n"
+        for header in headers { head += header + "\r\n" }
+        if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        return Array((head + "\r\n").utf8) + body
+    }
+
+    /// Writes all of `bytes`.
+    /// - Throws: ``BenchError`` when the connection fails.
+    func write(_ bytes: [UInt8]) throws {
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(socket, $0.baseAddress! + written, $0.count - written) }
+            guard n > 0 else { throw BenchError("write() failed: errno \(errno)") }
+            written += n
+        }
     }
 
     /// Writes `request` and reads its answer to the end of its body.
@@ -63,26 +82,31 @@ struct BareSender {
     /// - Throws: ``BenchError`` when the connection fails or the answer is not HTTP/1.1 with a
     ///   `Content-Length`.
     mutating func send(_ request: [UInt8]) throws -> Int {
-        var written = 0
-        while written < request.count {
-            let n = request.withUnsafeBytes { write(socket, $0.baseAddress! + written, $0.count - written) }
-            guard n > 0 else { throw BenchError("write() failed: errno \(errno)") }
-            written += n
-        }
+        try exchange(request).status
+    }
+
+    /// Writes `request` and reads its answer to the end of its body.
+    /// - Returns: the answer's status code and body.
+    /// - Throws: as ``send(_:)``.
+    mutating func exchange(_ request: [UInt8]) throws -> (status: Int, body: [UInt8]) {
+        try write(request)
         var filled = 0
         while true {
             let n = buffer.withUnsafeMutableBytes { read(socket, $0.baseAddress! + filled, $0.count - filled) }
             guard n > 0 else { throw BenchError("the server closed the connection") }
             filled += n
-            if let (status, length) = try Self.answer(buffer[..<filled]), filled >= length { return status }
+            if let (status, length, body) = try Self.answer(buffer[..<filled]), filled >= length {
+                return (status, Array(buffer[body..<length]))
+            }
             guard filled < buffer.count else { throw BenchError("an answer larger than \(buffer.count) bytes") }
         }
     }
 
-    /// The status and the whole length of the answer in `bytes`, once its head has arrived (read
+    /// The status, the whole length of the answer in `bytes` and where its body starts, once its
+    /// head has arrived (read
     /// as bytes: the sender's own work stays small beside the server's).
     /// - Throws: ``BenchError`` for a head that is not HTTP/1.1 with a `Content-Length`.
-    static func answer(_ bytes: ArraySlice<UInt8>) throws -> (status: Int, length: Int)? {
+    static func answer(_ bytes: ArraySlice<UInt8>) throws -> (status: Int, length: Int, bodyStart: Int)? {
         let (cr, lf) = (UInt8(ascii: "\r"), UInt8(ascii: "\n"))
         guard
             let headEnd = bytes.indices.dropLast(3).first(where: {
@@ -102,7 +126,7 @@ struct BareSender {
         else { throw BenchError("the answer has no Content-Length") }
         let value = head[(at + name.count)...].drop { $0 == UInt8(ascii: " ") }.prefix { $0 != cr }
         guard let length = number(value) else { throw BenchError("the answer's Content-Length is not a number") }
-        return (status, headEnd - bytes.startIndex + 4 + length)
+        return (status, headEnd - bytes.startIndex + 4 + length, headEnd - bytes.startIndex + 4)
     }
 
     /// `byte` with an ASCII capital letter made small.

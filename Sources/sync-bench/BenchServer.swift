@@ -95,6 +95,9 @@ final class BenchServer {
         self.url = url
     }
 
+    /// The server's process id.
+    var processIdentifier: Int32 { process.processIdentifier }
+
     /// The CPU time the server has used so far (user + system), or `nil` where `/proc` is missing.
     var cpuSeconds: Double? { ProcessStatistics.cpuSeconds(of: process.processIdentifier) }
 

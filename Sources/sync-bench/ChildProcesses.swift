@@ -145,6 +145,15 @@ enum ProcessStatistics {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// The resident set of process `pid` now, in bytes (`VmRSS`), or `nil` where `/proc` is missing.
+    static func residentBytes(of pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     /// The peak resident set of this process's own address space, in bytes: `VmHWM` on Linux.
     /// (`getrusage`'s `ru_maxrss` would also count the parent's memory, which a spawned child
     /// inherits as its high-water mark when it executes; it is the fallback elsewhere.)

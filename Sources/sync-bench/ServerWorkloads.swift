@@ -74,7 +74,7 @@ struct ServerWorkloads {
         }
     }
 
-    private func postgresSettings() throws -> PostgresSettings {
+    func postgresSettings() throws -> PostgresSettings {
         let password = ProcessInfo.processInfo.environment["PGPASSWORD"]
         if let postgresURL { return try PostgresSettings(url: postgresURL, password: password) }
         return try PostgresSettings(url: try PostgresCluster.shared().url(), password: password)

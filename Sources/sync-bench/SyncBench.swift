@@ -84,6 +84,17 @@ struct SyncBench: AsyncParsableCommand {
             "With --server-workloads: the PostgreSQL to use, postgres://USER@HOST[:PORT][/DB] (PGPASSWORD for a password); else a private cluster.",
             valueName: "url"))
     var postgresURL: String?
+    @Flag(
+        help: ArgumentHelp(
+            "Measure a fleet instead: idle change streams beside timed GETs and PATCHes on SQLite (1 instance) and PostgreSQL (2 instances), their storage queries, write → event latency, and a sync-server holding many streams."
+        ))
+    var fleet = false
+    @Option(help: "With --fleet: idle change streams (devices) beside the timed requests.") var fleetStreams = 1_000
+    @Option(help: "With --fleet: devices writing at once while the events are timed.") var fleetWriters = 50
+    @Option(help: "With --fleet: users the streams and writes belong to.") var fleetUsers = 10
+    @Option(help: "With --fleet: rows of the table the requests read and patch.") var fleetRows = 20_000
+    @Option(help: "With --fleet: GETs and PATCHes timed without and with the streams.") var fleetSamples = 200
+    @Option(help: "With --fleet: streams a sync-server child process holds (0: skip).") var fleetHeldStreams = 10_000
 
     /// The workloads `sync-bench` can run, in the order they run and are printed.
     enum Workload: String, CaseIterable {
@@ -105,6 +116,9 @@ struct SyncBench: AsyncParsableCommand {
         guard items > 0, operations > 0, runs > 0, pullRuns > 0, pushRuns > 0, storeMegabytes > 0, offlineItems > 0, pulledItems > 0, liveSamples > 0,
             (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0, clients > 0, requestsPerClient > 0, serverPullItems > 0
         else { throw ValidationError("counts must be positive") }
+        guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetHeldStreams >= 0 else {
+            throw ValidationError("fleet counts must be positive")
+        }
         _ = try selection()
     }
 
@@ -123,6 +137,10 @@ struct SyncBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if fleet {
+            try await runFleet()
+            return
+        }
         if serverWorkloads {
             let workloads = ServerWorkloads(
                 clients: clients, operationsPerClient: requestsPerClient, pulledItems: serverPullItems, postgresURL: postgresURL)

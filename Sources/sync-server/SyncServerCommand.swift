@@ -52,8 +52,8 @@ struct SyncServerCommand: AsyncParsableCommand {
     var perUserTables: String?
     @Option(
         help: ArgumentHelp(
-            "How often a GET /changes stream checks the database for writes made through other instances (milliseconds).",
-            valueName: "ms"))
+            "Ignored: change streams no longer poll the database (accepted so that existing command lines still start).",
+            valueName: "ms", visibility: .hidden))
     var changePollInterval = 250
     @Option(
         help: ArgumentHelp(
@@ -166,13 +166,16 @@ struct SyncServerCommand: AsyncParsableCommand {
             host: host, port: port, database: try parsedDatabase(), pageSize: pageSize, maxTop: maxTop, softDelete: softDelete,
             authentication: try await authentication(), perUserTables: try parsedPerUserTables(),
             logger: logger)
-        configuration.changeStream.pollInterval = .milliseconds(changePollInterval)
         configuration.maxBatchOperations = maxBatchOperations
         configuration.storageTimeout = .milliseconds(storageTimeout)
         if let metricsPort {
             configuration.metrics = ServerMetrics()
             configuration.metricsPort = metricsPort
         }
+        #if canImport(Glibc)
+        let descriptors = DescriptorLimit.raise()
+        logger.debug("Open file descriptors allowed", metadata: ["limit": "\(descriptors.map(String.init) ?? "unknown")"])
+        #endif
         let host = self.host
         let (app, storage) = try await buildApplication(configuration) { port in
             // Exactly one line on stdout, for scripts and tests to read.

@@ -1,66 +1,241 @@
+import Foundation
 import SyncSQL
+import SyncWire
 import Synchronization
 
-/// How the server's change streams look for changes (see `ChangesController`).
+/// How the server's change streams behave (see `ChangesController`).
 public struct ChangeStreamSettings: Sendable, Hashable {
-    /// How often a stream checks its tables' newest `updatedAt` in the storage, which is how it
-    /// learns of writes made through other server instances over the same database. Writes
-    /// through this instance wake its streams at once.
-    public var pollInterval: Duration
+    /// Ignored: streams no longer look at the storage on a timer. Each table has one watcher per
+    /// server instance, woken by the storage's ``ChangeFeed`` (this instance's writes at once,
+    /// other instances' through PostgreSQL's `LISTEN`/`NOTIFY`).
+    @available(*, deprecated, message: "Change streams no longer poll the storage; the value is ignored.")
+    public var pollInterval: Duration {
+        get { ignoredPollInterval }
+        set { ignoredPollInterval = newValue }
+    }
     /// How long a stream may stay silent before it sends a keep-alive comment (so proxies keep
-    /// the connection open).
+    /// the connection open). A keep-alive reads nothing from the storage.
     public var keepAliveInterval: Duration
+    private var ignoredPollInterval: Duration = .milliseconds(250)
 
     /// Settings.
     ///
-    /// - Parameters:
-    ///   - pollInterval: How often a stream checks the storage (default 250 ms).
-    ///   - keepAliveInterval: The longest silence before a keep-alive comment (default 15 s).
-    public init(pollInterval: Duration = .milliseconds(250), keepAliveInterval: Duration = .seconds(15)) {
-        self.pollInterval = pollInterval
+    /// - Parameter keepAliveInterval: The longest silence before a keep-alive comment (default 15 s).
+    public init(keepAliveInterval: Duration = .seconds(15)) {
         self.keepAliveInterval = keepAliveInterval
+    }
+
+    /// Settings, with a poll interval that is ignored.
+    ///
+    /// - Parameters:
+    ///   - pollInterval: Ignored (streams no longer poll).
+    ///   - keepAliveInterval: The longest silence before a keep-alive comment.
+    @available(*, deprecated, message: "Change streams no longer poll the storage; use init(keepAliveInterval:).")
+    public init(pollInterval: Duration, keepAliveInterval: Duration = .seconds(15)) {
+        self.keepAliveInterval = keepAliveInterval
+        ignoredPollInterval = pollInterval
     }
 }
 
-/// Where the writes this instance serves wake the change streams it serves, by table (named as
-/// the storage matches it). A wake only makes a stream look at its tables in its own scope: a
-/// per-user stream woken by another user's write finds nothing new of its user and sends nothing.
+/// The change streams of one server instance and the one watcher of each (table, scope) they
+/// follow: the watcher keeps the scope's state (its newest `updatedAt` and its number of rows),
+/// and only a change the storage announces (``ChangeFeed``) makes it read the storage — past the
+/// newest `updatedAt` it knows, in its scope only, through the table's `updatedAt` index. A
+/// stream reads the states from here and never queries the storage itself, so idle streams cost
+/// the storage nothing.
+///
+/// A scope's state is read in full (its newest `updatedAt` and a count of its rows) when its
+/// first stream arrives, after a row of it was removed (a hard delete) and after the storage
+/// could not hear announcements for a while; every other change is read incrementally.
+///
+/// A class whose state sits behind a `Mutex`; safe to share.
 final class ChangeHub: Sendable {
-    private struct Listener {
-        let keys: Set<ColumnKey>
-        let signal: AsyncStream<Void>.Continuation
+    /// What a stream sees of a (table, scope).
+    enum Look: Equatable {
+        /// Its state is being read.
+        case loading
+        /// Its state as last read.
+        case ready(ChangePositions.State)
+        /// The storage failed to answer: the streams of the scope end (clients reconnect).
+        case failed
+    }
+
+    private enum Refresh: Comparable {
+        case incremental
+        case full
+    }
+
+    private struct Watch: Hashable {
+        let table: ColumnKey
+        let scope: RowScope
+    }
+
+    private struct Entry {
+        var table: String
+        var look = Look.loading
+        var pending: Refresh? = .full
+        var streams: Set<UInt64> = []
     }
 
     private struct State {
         var next: UInt64 = 0
-        var listeners: [UInt64: Listener] = [:]
+        var entries: [ColumnKey: [RowScope: Entry]] = [:]
+        /// Each stream's signal and what it watches.
+        var streams: [UInt64: (signal: AsyncStream<Void>.Continuation, watches: [Watch])] = [:]
+        /// The tables whose watcher task runs now.
+        var working: Set<ColumnKey> = []
     }
 
+    private let storage: any TableStorage
     private let state = Mutex(State())
+    /// The hub's subscription to the storage's feed.
+    private let subscription = Mutex<UInt64?>(nil)
 
-    /// The number of streams listening now.
-    var listenerCount: Int { state.withLock { $0.listeners.count } }
-
-    /// Wakes every stream listening to `key`.
-    func touch(_ key: ColumnKey) {
-        state.withLock { state in
-            for listener in state.listeners.values where listener.keys.contains(key) { listener.signal.yield() }
-        }
+    /// A hub over `storage`, woken by its ``ChangeFeed`` (a storage without one is woken by
+    /// ``touch(_:)``).
+    init(storage: any TableStorage) {
+        self.storage = storage
+        let subscribed = storage.changeFeed?.subscribe { [weak self] change in self?.receive(change) }
+        subscription.withLock { $0 = subscribed }
     }
 
-    /// Registers a stream: it is signalled on each write to one of `keys` (signals coalesce while
-    /// it is busy). `remove` ends the listening.
-    func listen(_ keys: Set<ColumnKey>, signal: AsyncStream<Void>.Continuation) -> UInt64 {
-        state.withLock { state in
+    deinit {
+        if let subscribed = subscription.withLock({ $0 }) { storage.changeFeed?.unsubscribe(subscribed) }
+    }
+
+    /// Whether the storage announces its changes itself (else the write routes call ``touch(_:)``).
+    var hasFeed: Bool { storage.changeFeed != nil }
+
+    /// The number of change streams open now.
+    var openStreams: Int { state.withLock { $0.streams.count } }
+
+    /// Registers a stream that follows `tables`: `signal` is yielded whenever the state of one of
+    /// them may have changed (signals coalesce while the stream is busy); read the states with
+    /// ``look(_:scope:)``. ``remove(_:)`` ends it.
+    func listen(_ tables: [(String, RowScope)], signal: AsyncStream<Void>.Continuation) -> UInt64 {
+        let (id, start) = state.withLock { state -> (UInt64, [ColumnKey]) in
             let id = state.next
             state.next += 1
-            state.listeners[id] = Listener(keys: keys, signal: signal)
-            return id
+            var watches: [Watch] = []
+            var start: [ColumnKey] = []
+            for (table, scope) in tables {
+                let watch = Watch(table: ColumnKey(table), scope: scope)
+                watches.append(watch)
+                var entry = state.entries[watch.table]?[scope] ?? Entry(table: table)
+                if entry.look == .failed { (entry.look, entry.pending) = (.loading, .full) }
+                entry.streams.insert(id)
+                state.entries[watch.table, default: [:]][scope] = entry
+                if entry.pending != nil, state.working.insert(watch.table).inserted { start.append(watch.table) }
+            }
+            state.streams[id] = (signal, watches)
+            return (id, start)
+        }
+        for table in start { startWatcher(table) }
+        return id
+    }
+
+    /// Ends a stream's registration.
+    func remove(_ id: UInt64) {
+        state.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id) else { return }
+            for watch in stream.watches {
+                state.entries[watch.table]?[watch.scope]?.streams.remove(id)
+                if state.entries[watch.table]?[watch.scope]?.streams.isEmpty == true { state.entries[watch.table]?[watch.scope] = nil }
+                if state.entries[watch.table]?.isEmpty == true { state.entries[watch.table] = nil }
+            }
         }
     }
 
-    /// Removes a stream's registration.
-    func remove(_ id: UInt64) {
-        _ = state.withLock { $0.listeners.removeValue(forKey: id) }
+    /// What the streams of `table` in `scope` see now (no storage query).
+    func look(_ table: String, scope: RowScope) -> Look {
+        state.withLock { $0.entries[ColumnKey(table)]?[scope]?.look ?? .loading }
+    }
+
+    /// Wakes the watchers of `table` after a write through this instance, for a storage without
+    /// a ``ChangeFeed``.
+    func touch(_ table: ColumnKey) {
+        schedule(table) { _ in .incremental }
+    }
+
+    /// Records a change the storage announced and wakes the watchers it concerns.
+    private func receive(_ change: TableChange) {
+        switch change {
+        case .written(let table, let scope):
+            schedule(ColumnKey(table)) { scope == nil || scope == $0 ? .incremental : nil }
+        case .removed(let table, let scope):
+            schedule(ColumnKey(table)) { scope == nil || scope == $0 ? .full : nil }
+        case .anything:
+            schedule(nil) { _ in .full }
+        }
+    }
+
+    /// Marks the entries of `table` (of every table for `nil`) that `refresh` names for reading
+    /// and starts the watchers that do not run.
+    private func schedule(_ table: ColumnKey?, _ refresh: (RowScope) -> Refresh?) {
+        let start = state.withLock { state -> [ColumnKey] in
+            var start: [ColumnKey] = []
+            for key in table.map({ [$0] }) ?? Array(state.entries.keys) {
+                guard var scopes = state.entries[key] else { continue }
+                var marked = false
+                for (scope, entry) in scopes {
+                    guard let wanted = refresh(scope) else { continue }
+                    scopes[scope]?.pending = max(entry.pending ?? wanted, wanted)
+                    marked = true
+                }
+                state.entries[key] = scopes
+                if marked, state.working.insert(key).inserted { start.append(key) }
+            }
+            return start
+        }
+        for table in start { startWatcher(table) }
+    }
+
+    /// The watcher of `table`: reads the entries marked for reading, one after the other, until
+    /// none is left; then it ends (the next change starts it again).
+    private func startWatcher(_ table: ColumnKey) {
+        Task { [self] in
+            while let (watch, name, refresh, known) = nextRead(table) {
+                let look: Look
+                do {
+                    look = .ready(try await read(name, watch.scope, refresh, known))
+                } catch {
+                    look = .failed
+                }
+                state.withLock { state in
+                    guard var entry = state.entries[watch.table]?[watch.scope] else { return }
+                    // A failed scope is read again only when a new stream arrives.
+                    if case .failed = look { entry.pending = nil }
+                    entry.look = look
+                    state.entries[watch.table]?[watch.scope] = entry
+                    for id in entry.streams { state.streams[id]?.signal.yield() }
+                }
+            }
+        }
+    }
+
+    /// The next entry of `table` to read, its refresh cleared; `nil` (the watcher stops) when
+    /// none is marked.
+    private func nextRead(_ table: ColumnKey) -> (Watch, String, Refresh, ChangePositions.State?)? {
+        state.withLock { state in
+            for (scope, entry) in state.entries[table] ?? [:] {
+                guard let refresh = entry.pending else { continue }
+                state.entries[table]?[scope]?.pending = nil
+                let watch = Watch(table: table, scope: scope)
+                if case .ready(let known) = entry.look, refresh == .incremental { return (watch, entry.table, refresh, known) }
+                return (watch, entry.table, .full, nil)
+            }
+            state.working.remove(table)
+            return nil
+        }
+    }
+
+    /// Reads a scope's state: in full, or from `known` by the rows written past it.
+    private func read(
+        _ table: String, _ scope: RowScope, _ refresh: Refresh, _ known: ChangePositions.State?
+    ) async throws
+        -> ChangePositions.State
+    {
+        guard refresh == .incremental, let known else { return try await ChangeReads.fullState(of: table, scope: scope, storage) }
+        return try await ChangeReads.state(of: table, scope: scope, after: known, storage)
     }
 }

@@ -25,18 +25,22 @@ import SyncWire
 /// : keep-alive
 /// ```
 ///
-/// A stream compares each table's state (the newest `updatedAt` and the number of rows, so a
-/// removal is seen too) with the last one it sent. It looks again when a write through this
-/// instance touches one of its tables (at once), and every ``ChangeStreamSettings/pollInterval``
-/// (writes through other instances over the same database; the query reads the `updatedAt`
-/// order the storage keeps). The first look sends every table whose state differs from the
-/// request's `Last-Event-ID` (the `id` of the last event received), or every table when there is
-/// none, so a reconnecting client learns of what it missed. A graceful shutdown ends every stream.
+/// A stream compares each table's state in its scope (the newest `updatedAt` and the number of
+/// rows, so a removal is seen too) with the last one it sent. It reads the states from the
+/// instance's ``ChangeHub``, whose one watcher per (table, scope) reads the storage only when the
+/// storage announces a change (``ChangeFeed``: writes through this instance at once, writes
+/// through other instances over the same PostgreSQL database through `LISTEN`/`NOTIFY`); a stream
+/// itself never queries the storage, and a keep-alive reads nothing. The first look sends every
+/// table whose state differs from the request's `Last-Event-ID` (the `id` of the last event
+/// received), or every table when there is none, so a reconnecting client learns of what it
+/// missed. A graceful shutdown ends every stream; so does a storage failure (clients reconnect).
 struct ChangesController: Sendable {
     /// The most tables one stream may name.
     static let maximumTables = 64
 
-    let storage: any TableStorage
+    /// The storage failed to read a state of the stream: the stream ends (its client reconnects).
+    struct StorageFailed: Error {}
+
     let hub: ChangeHub
     let configuration: ServerConfiguration
 
@@ -55,14 +59,14 @@ struct ChangesController: Sendable {
             return (table, .owner(subject))
         }
         let known = try ChangePositions(lastEventID: HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] })
-        let (storage, hub, settings, logger) = (storage, hub, configuration.changeStream, context.logger)
+        let (hub, settings, logger) = (hub, configuration.changeStream, context.logger)
         let body = ResponseBody { writer in
             var positions = known
             let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-            let listener = hub.listen(Set(tables.map(ColumnKey.init)), signal: signal)
-            let tick = min(settings.pollInterval, settings.keepAliveInterval)
+            let listener = hub.listen(scopes, signal: signal)
+            // Wakes the stream to send a keep-alive; reads nothing.
             let ticker = Task {
-                while (try? await Task.sleep(for: tick)) != nil { signal.yield() }
+                while (try? await Task.sleep(for: settings.keepAliveInterval)) != nil { signal.yield() }
             }
             defer {
                 hub.remove(listener)
@@ -76,9 +80,13 @@ struct ChangesController: Sendable {
                 repeat {
                     var events = ""
                     for (table, scope) in scopes {
-                        let state = try await Self.state(of: table, scope: scope, storage)
-                        guard positions.update(table, to: state) else { continue }
-                        events += try Self.event(table: table, state: state, id: positions.eventID(tables))
+                        switch hub.look(table, scope: scope) {
+                        case .loading: continue
+                        case .failed: throw StorageFailed()
+                        case .ready(let state):
+                            guard positions.update(table, to: state) else { continue }
+                            events += try Self.event(table: table, state: state, id: positions.eventID(tables))
+                        }
                     }
                     if !events.isEmpty {
                         try await writer.write(ByteBuffer(string: events))
@@ -117,26 +125,6 @@ struct ChangesController: Sendable {
             throw TableError.badRequest("A change stream watches at most \(maximumTables) tables")
         }
         return tables
-    }
-
-    /// A table's state in a scope: its newest `updatedAt` (deleted rows included) and its
-    /// number of rows. A table that does not exist (yet) has no rows.
-    static func state(of table: String, scope: RowScope, _ storage: any TableStorage) async throws -> ChangePositions.State {
-        let newest = QueryDescription(
-            table: table, orderBy: [OrderBy(SystemProperty.updatedAt, ascending: false)], top: 1,
-            selection: [SystemProperty.updatedAt])
-        func newestStamp() async throws -> String? {
-            try await storage.select(newest, scope: scope, extraFilter: nil).first?[SystemProperty.updatedAt]?.stringValue
-        }
-        // Two queries, no common transaction: the count belongs to the newest stamp only when no
-        // write (every write stamps a newer updatedAt) became visible between them.
-        var stamp = try await newestStamp()
-        while true {
-            let count = try await storage.count(QueryDescription(table: table), scope: scope, extraFilter: nil)
-            let after = try await newestStamp()
-            if after == stamp { return ChangePositions.State(updatedAt: stamp, rows: count) }
-            stamp = after
-        }
     }
 
     /// One `change` event.
@@ -185,19 +173,22 @@ struct ChangePositions {
     }
 }
 
-/// Wakes the change streams of a table after a write to it through this instance succeeded.
+/// Wakes the change streams of a table after a write to it through this instance succeeded, for a
+/// storage that announces no changes itself (``TableStorage/changeFeed``).
 struct ChangeNotifyingMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let hub: ChangeHub
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
-        guard request.method != .get, request.method != .head, (200..<300).contains(response.status.code) else { return response }
+        guard !hub.hasFeed, request.method != .get, request.method != .head, (200..<300).contains(response.status.code) else {
+            return response
+        }
         let segments = request.uri.path.split(separator: "/")
         if segments.count >= 2, segments[0] == "tables" || segments[0] == "batch", let table = PercentDecoding.decode(segments[1]),
             TableName.isValid(table)
         {
-            hub.touch(ColumnKey(table))
+            hub.touch(ColumnKey(table))  // only a storage without a change feed needs it
         }
         return response
     }

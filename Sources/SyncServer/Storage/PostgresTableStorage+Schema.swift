@@ -47,14 +47,14 @@ extension PostgresTableStorage {
                 \(identifier: "key") TEXT COLLATE "C" PRIMARY KEY, \(identifier: "name") TEXT COLLATE "C" NOT NULL, \
                 \(identifier: "lastStamp") BIGINT)
                 """
-            try await connection.query(Self.query(metadata.statement(in: .postgres)), logger: logger)
+            try await connection.query(counted(metadata.statement(in: .postgres)), logger: logger)
             let domain: SQLFragment = """
                 SELECT 1 FROM pg_type WHERE typname = \(bind: .text(Self.jsonDomain)) \
                 AND typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
                 """
-            if try await connection.query(Self.query(domain.statement(in: .postgres)), logger: logger).collect().isEmpty {
+            if try await connection.query(counted(domain.statement(in: .postgres)), logger: logger).collect().isEmpty {
                 let create: SQLFragment = "CREATE DOMAIN \(identifier: Self.jsonDomain) AS TEXT COLLATE \"C\""
-                try await connection.query(Self.query(create.statement(in: .postgres)), logger: logger)
+                try await connection.query(counted(create.statement(in: .postgres)), logger: logger)
             }
         }
     }
@@ -83,7 +83,7 @@ extension PostgresTableStorage {
             JOIN pg_type t ON t.oid = a.atttypid WHERE a.attnum > 0 AND NOT a.attisdropped
             """
         if let name { sql.append(" AND m.\(identifier: "key") = \(bind: .text(Self.metadataKey(name)))") }
-        let query = Self.query(sql.statement(in: .postgres))
+        let query = counted(sql.statement(in: .postgres))
         let rows: [PostgresRow]
         if let connection {
             rows = try await connection.query(query, logger: logger).collect()
@@ -135,17 +135,17 @@ extension PostgresTableStorage {
             INSERT INTO \(identifier: Self.metadataTable) (\(identifier: "key"), \(identifier: "name")) \
             VALUES (\(bind: .text(key)), \(bind: .text(table))) ON CONFLICT DO NOTHING
             """
-        try await connection.query(Self.query(register.statement(in: .postgres)), logger: logger)
+        try await connection.query(counted(register.statement(in: .postgres)), logger: logger)
         let lock: SQLFragment =
             "SELECT \(identifier: "name") FROM \(identifier: Self.metadataTable) WHERE \(identifier: "key") = \(bind: .text(key)) FOR UPDATE"
-        let locked = try await connection.query(Self.query(lock.statement(in: .postgres)), logger: logger).collect()
+        let locked = try await connection.query(counted(lock.statement(in: .postgres)), logger: logger).collect()
         let name = locked.first.flatMap { Self.values($0).first?.1.textValue } ?? table
         var schema: TableSchema
         if let existing = try await readSchemas(key: name, on: connection)[ColumnKey(name)] {
             schema = existing
         } else {
             for statement in Self.createTable(name, isPerUser: scope.owner != nil) {
-                try await connection.query(Self.query(statement), logger: logger)
+                try await connection.query(counted(statement), logger: logger)
             }
             schema = TableSchema(name: name, columns: [:], isPerUser: scope.owner != nil)
             for column in [SystemProperty.id, SystemProperty.createdAt, SystemProperty.updatedAt, SystemProperty.version] {
@@ -157,7 +157,7 @@ extension PostgresTableStorage {
         for (column, type) in schema.missingColumns(columns) {
             let sql: SQLFragment =
                 "ALTER TABLE \(identifier: schema.name) ADD COLUMN IF NOT EXISTS \(identifier: column) \(inline: Self.sqlType(type))"
-            try await connection.query(Self.query(sql.statement(in: .postgres)), logger: logger)
+            try await connection.query(counted(sql.statement(in: .postgres)), logger: logger)
             schema.columns[column] = type
         }
         return schema
@@ -180,13 +180,38 @@ extension PostgresTableStorage {
         let dialect = PostgresDialect()
         let owner: [SQLFragment] = isPerUser ? ["\(identifier: TableSchema.ownerColumn)"] : []
         let id = dialect.order(dialect.foldedID("\(identifier: SystemProperty.id)"), ascending: true)
-        let updatedAt = dialect.order("\(identifier: SystemProperty.updatedAt)", ascending: true)
         let create: SQLFragment = "CREATE TABLE \(identifier: table) (\(inline: .joined(definitions, separator: ", ")))"
         let key: SQLFragment =
             "CREATE UNIQUE INDEX \(identifier: table + "$id") ON \(identifier: table) (\(inline: .joined(owner + [id], separator: ", ")))"
+        return [create, key].map { $0.statement(in: .postgres) } + [updatedAtIndex(table, isPerUser: isPerUser)]
+    }
+
+    /// The index of incremental pulls and change watchers: (owner,) `updatedAt`, folded id; a
+    /// scope's rows past a stamp are found without reading the others.
+    static func updatedAtIndex(_ table: String, isPerUser: Bool) -> SQLStatement {
+        let dialect = PostgresDialect()
+        let owner: [SQLFragment] = isPerUser ? ["\(identifier: TableSchema.ownerColumn)"] : []
+        let id = dialect.order(dialect.foldedID("\(identifier: SystemProperty.id)"), ascending: true)
+        let updatedAt = dialect.order("\(identifier: SystemProperty.updatedAt)", ascending: true)
         let index: SQLFragment = """
-            CREATE INDEX \(identifier: table + "$updatedAt") ON \(identifier: table) (\(inline: .joined(owner + [updatedAt, id], separator: ", ")))
+            CREATE INDEX IF NOT EXISTS \(identifier: table + "$updatedAt") ON \(identifier: table) \
+            (\(inline: .joined(owner + [updatedAt, id], separator: ", ")))
             """
-        return [create, key, index].map { $0.statement(in: .postgres) }
+        return index.statement(in: .postgres)
+    }
+
+    /// Creates the `updatedAt` index of every table that lacks it (a database made before it),
+    /// one instance at a time.
+    func ensureUpdatedAtIndexes() async throws {
+        let names = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+        let existing = Set(try await client.query(PostgresQuery(unsafeSQL: names)).collect().compactMap { Self.values($0).first?.1.textValue })
+        let missing = schemas.withLock { Array($0.values) }.filter { !existing.contains($0.name + "$updatedAt") }
+        guard !missing.isEmpty else { return }
+        try await transaction { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(Self.setupLock))"), logger: logger)
+            for schema in missing {
+                try await connection.query(counted(Self.updatedAtIndex(schema.name, isPerUser: schema.isPerUser)), logger: logger)
+            }
+        }
     }
 }

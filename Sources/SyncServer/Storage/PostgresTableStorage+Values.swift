@@ -5,6 +5,12 @@ import SyncWire
 
 /// Values between the one value type (`SQLValue`) and PostgreSQL's wire formats.
 extension PostgresTableStorage {
+    /// The query of a statement, counted as one sent (``statements``).
+    func counted(_ statement: SQLStatement) -> PostgresQuery {
+        statements.add()
+        return Self.query(statement)
+    }
+
     /// The query of a statement: its SQL and its values, bound (never in the text).
     static func query(_ statement: SQLStatement) -> PostgresQuery {
         var binds = PostgresBindings(capacity: statement.arguments.count)

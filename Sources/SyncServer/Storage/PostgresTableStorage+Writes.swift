@@ -22,7 +22,7 @@ extension PostgresTableStorage {
             names.append("\(identifier: column)")
             written.append(try Self.written(value, as: schema.columns[column]))
         }
-        let stored = try await write(schema, table: table, id: id) { stamp in
+        let stored = try await write(schema, table: table, id: id, change: .written(table: table, scope: scope)) { stamp in
             """
             INSERT INTO \(identifier: schema.name) (\(inline: .joined(names, separator: ", ")), \
             \(identifier: SystemProperty.createdAt), \(identifier: SystemProperty.updatedAt)) \
@@ -46,7 +46,7 @@ extension PostgresTableStorage {
             let column = schema.column(named: name) ?? name
             assignments.append("\(identifier: column) = \(inline: try Self.written(value, as: schema.columns[column]))")
         }
-        let stored = try await write(schema, table: table, id: id) { stamp in
+        let stored = try await write(schema, table: table, id: id, change: .written(table: table, scope: scope)) { stamp in
             """
             UPDATE \(identifier: schema.name) SET \(inline: .joined(assignments, separator: ", ")), \
             \(identifier: SystemProperty.updatedAt) = \(bind: .text(stamp)) \
@@ -59,7 +59,7 @@ extension PostgresTableStorage {
 
     public func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult {
         guard let schema = try await scoped(table, scope) else { return .missing }
-        let stored = try await write(schema, table: table, id: id) { _ in
+        let stored = try await write(schema, table: table, id: id, change: .removed(table: table, scope: scope)) { _ in
             "DELETE FROM \(identifier: schema.name) WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *"
         }
         if let stored { return .written(stored) }
@@ -70,11 +70,12 @@ extension PostgresTableStorage {
 
     /// Runs a write in its own transaction: locks the table's metadata row, takes the next
     /// stamp after the table's last, and runs `statement(stamp)` together with the statement
-    /// that records the stamp; returns the row the write returned (`nil` when its condition
-    /// did not hold). The observer sees the write before it waits for the lock, just before it
-    /// commits (holding the lock) and once it is done.
+    /// that records the stamp, then `NOTIFY`s the other instances of `change`; returns the row
+    /// the write returned (`nil` when its condition did not hold). Once committed, `change` is
+    /// announced on this instance's feed. The observer sees the write before it waits for the
+    /// lock, just before it commits (holding the lock) and once it is done.
     private func write(
-        _ schema: TableSchema, table: String, id: String, statement: (String) -> SQLFragment
+        _ schema: TableSchema, table: String, id: String, change: TableChange, statement: (String) -> SQLFragment
     ) async throws -> JSONObject? {
         await observer?.write(.waiting, table: table, id: id)
         let key = Self.metadataKey(schema.name)
@@ -83,7 +84,7 @@ extension PostgresTableStorage {
                 SELECT \(identifier: "lastStamp") FROM \(identifier: Self.metadataTable) \
                 WHERE \(identifier: "key") = \(bind: .text(key)) FOR UPDATE
                 """
-            let locked = try await connection.query(Self.query(lock.statement(in: .postgres)), logger: logger).collect()
+            let locked = try await connection.query(counted(lock.statement(in: .postgres)), logger: logger).collect()
             let last = locked.first.flatMap { Self.values($0).first?.1.integerValue }
             let milliseconds = WriteStamp.next(after: last)
             let stamp = WriteStamp.text(milliseconds)
@@ -93,10 +94,13 @@ extension PostgresTableStorage {
                 \(inline: statement(stamp))
                 """
             let row = try await rows(sql.statement(in: .postgres), schema, on: connection).first
+            // Delivered to every listening instance when (and only if) the transaction commits.
+            if row != nil { try await connection.query(counted(notification(change)), logger: logger) }
             await observer?.write(.committing(updatedAt: stamp), table: table, id: id)
             return row
         }
         await observer?.write(.finished, table: table, id: id)
+        if stored != nil { changeFeed?.publish(change) }
         return stored
     }
 

@@ -44,6 +44,16 @@ public final class PostgresTableStorage: TableStorage {
     let schemas = Mutex<[ColumnKey: TableSchema]>([:])
     /// Whether ``close()`` ran.
     private let closed = Atomic<Bool>(false)
+    /// Where committed writes are announced: this instance's own at commit, other instances'
+    /// when their `NOTIFY` arrives on the listening connection.
+    public let changeFeed: ChangeFeed? = ChangeFeed()
+    /// The statements sent to PostgreSQL through the pool since the storage opened (the listening
+    /// connection sends one `LISTEN` per connection).
+    public let statements = StatementCounter()
+    /// This instance's name in its notifications (it ignores its own).
+    let instance = UUID().uuidString
+    /// The listening connection's task; cancelled by ``close()``.
+    private let listener = Mutex<Task<Void, Never>?>(nil)
 
     /// The longest name PostgreSQL keeps (longer ones are cut, so two could become one).
     static let maximumNameBytes = 63
@@ -74,6 +84,15 @@ public final class PostgresTableStorage: TableStorage {
         do {
             try await storage.prepareDatabase()
             try await storage.reloadSchemas()
+            try await storage.ensureUpdatedAtIndexes()
+            let listening = PostgresConnection.Configuration(
+                host: settings.host, port: settings.port, username: settings.user, password: settings.password,
+                database: settings.database,
+                tls: try tlsConfiguration(settings.tls).map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable)
+            let (instance, feed) = (storage.instance, storage.changeFeed ?? ChangeFeed())
+            storage.listener.withLock {
+                $0 = Task { await listen(listening, instance: instance, feed: feed, observer: observer, logger: logger) }
+            }
             return storage
         } catch {
             try? await storage.close()
@@ -91,13 +110,18 @@ public final class PostgresTableStorage: TableStorage {
     }
 
     private static func tls(_ mode: PostgresSettings.TLSMode) throws -> PostgresClient.Configuration.TLS {
+        try tlsConfiguration(mode).map { .require($0) } ?? .disable
+    }
+
+    /// The TLS of a mode, `nil` for none.
+    private static func tlsConfiguration(_ mode: PostgresSettings.TLSMode) throws -> TLSConfiguration? {
         switch mode {
-        case .disable: return .disable
+        case .disable: return nil
         case .require:
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.certificateVerification = .none
-            return .require(configuration)
-        case .verifyFull: return .require(.makeClientConfiguration())
+            return configuration
+        case .verifyFull: return .makeClientConfiguration()
         }
     }
 
@@ -107,6 +131,7 @@ public final class PostgresTableStorage: TableStorage {
         guard !closed.load(ordering: .acquiring) else { throw PostgresStorageError.closed }
         let client = self.client
         try await withThrowingTaskGroup(of: Void.self) { group in
+            statements.add()
             group.addTask { try await client.query("SELECT 1") }
             group.addTask {
                 try await Task.sleep(for: Self.pingTimeout)
@@ -143,7 +168,7 @@ public final class PostgresTableStorage: TableStorage {
                 query.table, scope, { (translator) throws(QueryError) in try translator.count(query, extraFilter: extraFilter) })
         else { return 0 }
         return try await Self.evaluatingFilter {
-            let query = Self.query(translated.0)
+            let query = counted(translated.0)
             let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
             let values = rows.first.map { Self.values($0) }
             return values?.first?.1.integerValue.map { Int($0) } ?? 0
@@ -157,6 +182,10 @@ public final class PostgresTableStorage: TableStorage {
 
     public func close() async throws {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if let listening = listener.withLock({ $0 }) {
+            listening.cancel()
+            await listening.value
+        }
         running.cancel()
         await running.value
     }
@@ -208,7 +237,7 @@ public final class PostgresTableStorage: TableStorage {
     /// The rows a statement returns, as items (the owner column left out). A column the cached
     /// schema lacks (another instance added it) reloads the schema first, so its type is known.
     func rows(_ statement: SQLStatement, _ schema: TableSchema, on connection: PostgresConnection? = nil) async throws -> [JSONObject] {
-        let query = Self.query(statement)
+        let query = counted(statement)
         let rows: [PostgresRow]
         if let connection {
             rows = try await connection.query(query, logger: logger).collect()

@@ -40,7 +40,7 @@ extension SQLiteTableStorage {
                 ON CONFLICT DO NOTHING RETURNING *
                 """
         }
-        return try await write(statement, schema, table: table, id: id) { [self] in
+        return try await write(statement, schema, table: table, id: id, change: .written(table: table, scope: scope)) { [self] in
             // The id is taken: the row that has it (if it went away meanwhile, the insert is tried again).
             if let existing = try current(schema, id: id, scope: scope) { return .conflict(existing) }
             return try await insert(table: table, scope: scope, item: item)
@@ -80,7 +80,7 @@ extension SQLiteTableStorage {
                 WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *
                 """
         }
-        return try await write(statement, schema, table: table, id: id) { [self] in
+        return try await write(statement, schema, table: table, id: id, change: .written(table: table, scope: scope)) { [self] in
             try current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
         }
     }
@@ -96,7 +96,7 @@ extension SQLiteTableStorage {
         let statement = cachedStatement(shape, Self.conditionArguments(id, scope, condition)) {
             "DELETE FROM \(identifier: schema.name) WHERE \(inline: Self.conditional(id, scope, condition)) RETURNING *"
         }
-        return try await write(statement, schema, table: table, id: id) { [self] in
+        return try await write(statement, schema, table: table, id: id, change: .removed(table: table, scope: scope)) { [self] in
             try current(schema, id: id, scope: scope).map(WriteResult.conflict) ?? .missing
         }
     }
@@ -110,7 +110,9 @@ extension SQLiteTableStorage {
     ) async throws
         -> WriteResult
     {
-        try await observingBatchWrite(table: table, id: id) { [self] in try await decideBatchInsert(values, schema, id: id, scope: scope) }
+        try await observingBatchWrite(table: table, id: id, change: .written(table: table, scope: scope)) { [self] in
+            try await decideBatchInsert(values, schema, id: id, scope: scope)
+        }
     }
 
     private func decideBatchInsert(_ values: JSONObject, _ schema: TableSchema, id: String, scope: RowScope) async throws -> WriteResult {
@@ -133,18 +135,21 @@ extension SQLiteTableStorage {
         _ schema: TableSchema, table: String, id: String, scope: RowScope, condition: WriteCondition, removing: Bool = false,
         change: (inout [String: SQLValue]) throws -> Void
     ) async throws -> WriteResult {
-        try await observingBatchWrite(table: table, id: id) { [self] in
+        try await observingBatchWrite(
+            table: table, id: id, change: removing ? .removed(table: table, scope: scope) : .written(table: table, scope: scope)
+        ) { [self] in
             try await decideBatchWrite(schema, id: id, scope: scope, condition: condition, removing: removing, change: change)
         }
     }
 
     /// Runs a write of a batch, decided by `decide`, between the observer's two calls.
     private func observingBatchWrite(
-        table: String, id: String, _ decide: () async throws -> WriteResult
+        table: String, id: String, change: TableChange, _ decide: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
         let result = try await decide()
         await observer?.write(.finished, table: table, id: id)
+        if case .written = result { announce(change) }
         return result
     }
 
@@ -173,16 +178,20 @@ extension SQLiteTableStorage {
         return column
     }
 
-    /// Runs a write statement: the row it returns is the stored one; when it returns none (its
-    /// condition did not hold), `unmet` says why. The observer sees the write before its
-    /// statement and once it is done.
+    /// Runs a write statement: the row it returns is the stored one, and `change` is announced
+    /// once it committed (``announce(_:)``); when it returns none (its condition did not hold),
+    /// `unmet` says why. The observer sees the write before its statement and once it is done.
     private func write(
-        _ statement: SQLStatement, _ schema: TableSchema, table: String, id: String, unmet: () async throws -> WriteResult
+        _ statement: SQLStatement, _ schema: TableSchema, table: String, id: String, change: TableChange,
+        unmet: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
         let stored = try await committing { try rows(statement, schema).first }
         await observer?.write(.finished, table: table, id: id)
-        if let stored { return .written(stored) }
+        if let stored {
+            announce(change)
+            return .written(stored)
+        }
         return try await unmet()
     }
 

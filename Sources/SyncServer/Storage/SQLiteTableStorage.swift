@@ -53,6 +53,13 @@ public actor SQLiteTableStorage: TableStorage {
     var commitGroup: CommitGroup?
     /// The storage whose batch transaction the current task runs in, if any.
     @TaskLocal static var transactionOwner: ObjectIdentifier?
+    /// The changes of the running batch transaction, announced once it commits.
+    var pendingChanges: [TableChange] = []
+    /// Where the committed writes are announced (one process serves a file: no other instance
+    /// writes it).
+    public nonisolated let changeFeed: ChangeFeed? = ChangeFeed()
+    /// The statements sent to SQLite since the storage opened.
+    public nonisolated let statements = StatementCounter()
 
     /// Opens (or creates) the database, rebuilds the tables of a file made before ids were
     /// folded, and loads the schema.
@@ -95,7 +102,7 @@ public actor SQLiteTableStorage: TableStorage {
     static let stampFunction = "ciphersync_stamp"
 
     private init(path: String, observer: (any WriteObserver)?, lockWait: Duration) throws {
-        connection = try ServerSQLite(path: path)
+        connection = try ServerSQLite(path: path, statements: statements)
         connection.waitForLocks(upTo: lockWait)
         self.lockWait = lockWait
         groupsCommits = path != ":memory:"
@@ -110,7 +117,9 @@ public actor SQLiteTableStorage: TableStorage {
         try connection.install(function: Self.stampFunction) { [clock] table in clock.next(for: table) }
         for name in try tableNames() {
             try await foldIDsIfNeeded(name)
-            schemas[ColumnKey(name)] = try readSchema(name)
+            let schema = try readSchema(name)
+            schemas[ColumnKey(name)] = schema
+            try connection.run(Self.updatedAtIndex(name, isPerUser: schema.isPerUser).sql)
             let latest: SQLFragment = "SELECT max(\(identifier: SystemProperty.updatedAt)) AS latest FROM \(identifier: name)"
             let stamp = try connection.query(latest.statement(in: .sqlite).sql).first("latest")?.textValue
             clock.start(at: stamp.flatMap(WireDate.milliseconds(from:)), for: name)
@@ -195,14 +204,29 @@ public actor SQLiteTableStorage: TableStorage {
         let deadline = lockDeadline()
         return try await alone {
             settleCommitGroup()
+            pendingChanges = []
             do {
-                return try await transaction(lockedBy: deadline) {
+                let result = try await transaction(lockedBy: deadline) {
                     try await Self.$transactionOwner.withValue(ObjectIdentifier(self)) { try await body() }
                 }
+                for change in pendingChanges { changeFeed?.publish(change) }
+                pendingChanges = []
+                return result
             } catch {
+                pendingChanges = []
                 try? rereadSchemas()
                 throw error
             }
+        }
+    }
+
+    /// Announces a committed write, or keeps it until the batch transaction it belongs to
+    /// commits.
+    func announce(_ change: TableChange) {
+        if Self.transactionOwner == ObjectIdentifier(self) {
+            pendingChanges.append(change)
+        } else {
+            changeFeed?.publish(change)
         }
     }
 
@@ -296,11 +320,19 @@ public actor SQLiteTableStorage: TableStorage {
         let keyColumns: [SQLFragment] =
             (isPerUser ? [TableSchema.ownerColumn] : []).map { "\(identifier: $0)" } + ["\(identifier: SystemProperty.id)"]
         definitions.append("PRIMARY KEY (\(inline: .joined(keyColumns, separator: ", ")))")
-        let indexed = keyColumns.dropLast() + ["\(identifier: SystemProperty.updatedAt)"]
         let create: SQLFragment = "CREATE TABLE IF NOT EXISTS \(identifier: table) (\(inline: .joined(definitions, separator: ", ")))"
+        return [create.statement(in: .sqlite), updatedAtIndex(table, isPerUser: isPerUser)]
+    }
+
+    /// The index of incremental pulls and change watchers: (owner,) `updatedAt`, so a scope's
+    /// rows past a stamp are found without reading the others. Created with the table, and when a
+    /// file made before it is opened.
+    static func updatedAtIndex(_ table: String, isPerUser: Bool) -> SQLStatement {
+        let owner: [SQLFragment] = isPerUser ? ["\(identifier: TableSchema.ownerColumn)"] : []
+        let indexed = owner + ["\(identifier: SystemProperty.updatedAt)"]
         let index: SQLFragment =
-            "CREATE INDEX IF NOT EXISTS \(identifier: table + "_updatedAt") ON \(identifier: table) (\(inline: .joined(Array(indexed), separator: ", ")))"
-        return [create.statement(in: .sqlite), index.statement(in: .sqlite)]
+            "CREATE INDEX IF NOT EXISTS \(identifier: table + "_updatedAt") ON \(identifier: table) (\(inline: .joined(indexed, separator: ", ")))"
+        return index.statement(in: .sqlite)
     }
 
     /// The rows a statement returns, as items (the owner column left out).

@@ -13,6 +13,8 @@ internal import VaporCSQLite
 /// Not Sendable: ``SQLiteTableStorage`` owns it and calls it from its actor only, one statement
 /// at a time. A call holds its thread for the statement's time (a commit to a file: its sync).
 final class ServerSQLite {
+    /// Counts the statements run (``SQLiteTableStorage/statements``).
+    private let statements: StatementCounter
     private var handle: OpaquePointer?
     /// Prepared statements by SQL text, ready to run again (reset, bindings cleared).
     private var prepared: [String: OpaquePointer] = [:]
@@ -25,7 +27,8 @@ final class ServerSQLite {
     /// Opens (or creates) the database at `path`, `":memory:"` for memory.
     ///
     /// - Throws: ``ServerSQLiteError`` when it cannot be opened.
-    init(path: String) throws {
+    init(path: String, statements: StatementCounter = StatementCounter()) throws {
+        self.statements = statements
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
         let rc = sqlite_nio_sqlite3_open_v2(path, &db, flags, nil)
@@ -79,6 +82,7 @@ final class ServerSQLite {
     func run(
         _ sql: String, _ arguments: [SQLValue] = [], _ body: (CurrentRow) throws -> Void = { _ in }
     ) throws {
+        statements.add()
         let statement = try statement(sql)
         defer { finish(statement, sql) }
         try bind(arguments, to: statement, sql)

@@ -208,6 +208,12 @@ public protocol TableStorage: Sendable {
     ///
     /// - Throws: The engine's error.
     func close() async throws
+
+    /// Where the storage announces the changes committed to its rows — through this storage at
+    /// once, and through other server instances over the same database when the engine can hear
+    /// them — or `nil` when it announces none (then the server's write routes wake its change
+    /// streams, and writes that bypass them are not seen). The default is `nil`.
+    var changeFeed: ChangeFeed? { get }
 }
 
 /// The rows a request may see and change.
@@ -378,6 +384,9 @@ public enum TableStorageError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension TableStorage {
+    /// No feed: the storage announces nothing.
+    public var changeFeed: ChangeFeed? { nil }
+
     /// Runs `body` as it is: each write is its own transaction (an engine without batch
     /// transactions).
     ///

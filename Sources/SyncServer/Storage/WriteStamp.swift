@@ -122,4 +122,27 @@ public protocol WriteObserver: Sendable {
     ///   - table: The table written, as the request named it.
     ///   - id: The id written, as the request spelled it.
     func write(_ step: WriteStep, table: String, id: String) async
+
+    /// Called when the storage's connection that listens to other instances' changes starts
+    /// listening, and when it was lost (before it is tried again). The default does nothing.
+    ///
+    /// - Parameter event: What happened.
+    func listening(_ event: ListenerEvent) async
+}
+
+extension WriteObserver {
+    /// Does nothing.
+    ///
+    /// - Parameter event: What happened.
+    public func listening(_ event: ListenerEvent) async {}
+}
+
+/// What happened to a storage's listening connection (PostgreSQL's `LISTEN`), as a
+/// ``WriteObserver`` sees it.
+public enum ListenerEvent: Sendable, Hashable {
+    /// The connection listens (the first time, or again after it was lost); the storage has
+    /// announced that anything may have changed meanwhile.
+    case listening
+    /// The connection was lost; it is tried again after a delay.
+    case lost
 }

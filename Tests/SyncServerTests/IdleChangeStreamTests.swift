@@ -1,0 +1,87 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import SyncServer
+import SyncWire
+import Testing
+
+/// Idle change streams cost the storage nothing: no stream reads it on a timer, and a keep-alive
+/// reads nothing; only a write makes the table's one watcher read its scopes.
+@Suite(.timeLimit(.minutes(3))) struct IdleChangeStreamTests {
+    static func streamingClient(connections: Int) -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    @Test func idleStreamsMakeNoStorageQueriesWhileTheirKeepAlivesTick() async throws {
+        var configuration = ServerConfiguration.testing(
+            authentication: .verifier(TestIdentityVerifier()), perUserTables: .named(["notes"]))
+        configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .milliseconds(20))
+        try await Self.withServer(configuration, connections: 64) { server, storage, streaming, client in
+            _ = try await client.send(.post, server.url, "/tables/todo", object: ["id": "a", "text": "x"], headers: [(WireHeader.auth, "u0")])
+            _ = try await client.send(.post, server.url, "/tables/notes", object: ["id": "n", "text": "x"], headers: [(WireHeader.auth, "u1")])
+            var streams: [ChangeStreamTests.Stream] = []
+            for index in 0..<40 {
+                var stream = try await ChangeStreamTests.Stream.open(
+                    streaming, server.url, tables: "todo,notes", headers: [(WireHeader.auth, "u\(index % 4)")])
+                #expect(stream.status == 200)
+                for _ in 0..<2 { _ = try #require(try await stream.nextEvent()) }
+                streams.append(stream)
+            }
+            let before = storage.statements.count
+            // Every stream's keep-alive ticks three times: each tick wakes the stream, which
+            // looks at its tables' states again.
+            for index in streams.indices {
+                var ticks = 0
+                while ticks < 3, let block = try await streams[index].nextBlock() {
+                    #expect(block == ": keep-alive", "an idle stream sent \(block)")
+                    ticks += 1
+                }
+                #expect(ticks == 3)
+            }
+            #expect(storage.statements.count == before, "idle streams made \(storage.statements.count - before) storage queries")
+
+            // A write still reaches the streams of its scope, and only those.
+            let written = try await client.send(
+                .post, server.url, "/tables/notes", object: ["id": "m", "text": "y"], headers: [(WireHeader.auth, "u1")])
+            let event = try #require(try await streams[1].nextEvent())
+            #expect(event.data == ["table": "notes", "updatedAt": written.object["updatedAt"] ?? .null])
+            #expect(event.id.hasSuffix("|2"))
+        }
+    }
+
+    @Test func aHardDeleteIsAnnouncedWithTheRowCountDown() async throws {
+        var configuration = ServerConfiguration.testing(softDelete: false)
+        configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(30))
+        try await Self.withServer(configuration, connections: 4) { server, _, streaming, client in
+            let first = try await client.send(.post, server.url, "/tables/todo", object: ["id": "a"])
+            let second = try await client.send(.post, server.url, "/tables/todo", object: ["id": "b"])
+            var stream = try await ChangeStreamTests.Stream.open(streaming, server.url)
+            let initial = try #require(try await stream.nextEvent())
+            #expect(initial.id == "todo|\(second.object["updatedAt"]?.stringValue ?? "")|2")
+            #expect((200..<300).contains(try await client.send(.delete, server.url, "/tables/todo/b").status.code))
+            let removed = try #require(try await stream.nextEvent())
+            #expect(removed.id == "todo|\(first.object["updatedAt"]?.stringValue ?? "")|1")
+        }
+    }
+
+    /// Starts a server over a new SQLite storage in memory, runs `body` with a streaming client of
+    /// `connections` connections and a request client, then stops everything.
+    static func withServer(
+        _ configuration: ServerConfiguration, connections: Int,
+        _ body: (RunningServer, SQLiteTableStorage, HTTPClient, HTTPTestClient) async throws -> Void
+    ) async throws {
+        let storage = try await SQLiteTableStorage.open(.memory, logger: .quiet)
+        let server = try await RunningServer.start(configuration, storage: storage)
+        let streaming = streamingClient(connections: connections)
+        let client = HTTPTestClient()
+        var failure: (any Error)?
+        do { try await body(server, storage, streaming, client) } catch { failure = error }
+        try? await streaming.shutdown()
+        try? await client.shutdown()
+        await server.stop()
+        if let failure { throw failure }
+    }
+}
