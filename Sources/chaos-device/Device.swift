@@ -127,7 +127,7 @@ actor Device {
         _ = try await setLive(false)
         for task in running { await task.value }
         running = []
-        if let store { await store.close() }
+        if let store { try await store.close() }
         store = nil
         context = nil
     }

@@ -156,5 +156,5 @@ struct ClientWins: SyncConflictHandler {
     try await store.upsert(table: "todoItem", items: [["id": "1", "text": "Buy milk", "complete": false]])
     let open = try await store.read(QueryDescription(
         table: "todoItem", filter: .binary(.eq, .member("complete"), .literal(.bool(false)))))
-    await store.close()
+    try await store.close()
 }

@@ -183,10 +183,10 @@ func withNodeLikeClient<T>(_ kind: StoreKind, _ body: (NodeLikeClient) async thr
     defer { test.directory.remove() }
     do {
         let result = try await body(node)
-        await store.close()
+        try await store.close()
         return result
     } catch {
-        await store.close()
+        try await store.close()
         throw error
     }
 }

@@ -32,8 +32,8 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await writerStore.close()
-        await readerStore.close()
+        try await writerStore.close()
+        try await readerStore.close()
         writerTest.directory.remove()
         readerTest.directory.remove()
         await server.stop()

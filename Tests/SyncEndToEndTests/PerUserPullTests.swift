@@ -53,8 +53,8 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        await storeA.close()
-        await storeB.close()
+        try await storeA.close()
+        try await storeB.close()
         testA.directory.remove()
         testB.directory.remove()
         await server.stop()

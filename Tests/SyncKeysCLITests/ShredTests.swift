@@ -24,7 +24,7 @@ import Testing
         defer { store.remove() }
         let opened = try await store.fixture.open()
         try await Workload.fill(opened, rows: 200, operations: 20)
-        await opened.close()
+        try await opened.close()
         try store.addRecoveryCode()
         let binding = try store.addSlot(pin: "2468")
         #expect(try store.opens("recovery") && store.opens("tpm", pin: "2468") && store.opens("passphrase"))

@@ -103,7 +103,7 @@ import Testing
         defer { template.remove() }
         let opened = try await template.fixture.open()
         try await Workload.fill(opened, rows: 400, operations: 40)
-        await opened.close()
+        try await opened.close()
         try template.addSlot()
         let throughTPM: [String: String?] = ["CIPHERSYNC_PASSPHRASE": nil]
         let points = RotationFaultTests.steps.map(\.rawValue) + (1...4).map { "progress:\($0)" }

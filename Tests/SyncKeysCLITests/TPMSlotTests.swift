@@ -38,7 +38,7 @@ import Testing
         let opened = try await store.fixture.open()
         try await Workload.fill(opened, rows: 300, operations: 30)
         let content = try await Workload.content(of: opened)
-        await opened.close()
+        try await opened.close()
         try store.addSlot(pin: "5150")
         let killed = try store.run(
             "rotate", ["--unlock", "tpm", "--pin-fd", "3"], pin: "5150",
@@ -51,7 +51,7 @@ import Testing
         let reopened = try await SQLiteStore.open(
             at: store.fixture.database, encryption: .slot(unlocker), options: StoreOptions(allowInsecureKeyProfile: true))
         #expect(try await Workload.content(of: reopened) == content, "the TPM slot opens the store and the rotation is finished")
-        await reopened.close()
+        try await reopened.close()
         #expect(try KeyEnvelope.read(from: store.fixture.envelope).state == .active)
 
         let wrong = TPMSlotUnlocker(configuration: store.tpm.tcti, pin: SecretBytes(Array("0000".utf8)))
