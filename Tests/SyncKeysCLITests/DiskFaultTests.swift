@@ -27,7 +27,7 @@ import Testing
         let shim = try FaultShim.build(into: fixture.directory.url.deletingLastPathComponent())
         defer { try? FileManager.default.removeItem(at: shim.library) }
         let result = try fixture.run("encrypt", ["--profile", "insecure-test"], environment: shim.failingWrites(to: ".plaintext-old"))
-        #expect(result.exitCode == 9, "\(result)")
+        #expect(result.exitCode == 7, "\(result)")
         #expect(result.stderr.contains("could not be overwritten with zeros (Input/output error)"), "\(result)")
         // The store is encrypted and whole; the plaintext file's name is gone.
         #expect(!SQLiteStore.isPlainDatabase(at: fixture.database))
@@ -52,7 +52,7 @@ import Testing
         let onDisk = Fixture(directory: StoreDirectory(existing: disk.url), passphrase: fixture.passphrase)
         let before = try onDisk.files()
         let result = try onDisk.run("rotate")
-        #expect(result.exitCode == 8, "\(result)")
+        #expect(result.exitCode == 6, "\(result)")
         #expect(result.errorLines.count == 1 && result.stderr.hasPrefix("sync-keys: Disk full: rotating the data key needs about "), "\(result)")
         #expect(result.stderr.contains("nothing was changed"), "\(result)")
         #expect(try onDisk.files() == before)

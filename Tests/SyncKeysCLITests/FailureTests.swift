@@ -196,7 +196,7 @@ import Testing
         let prefix = mounted ? [] : ["/usr/bin/prlimit", "--fsize=\(size / 2)", "--"]
         let result = try CLI.run(
             ["rotate", "--store", onDisk.database.path], environment: fixture.passphraseEnvironment, prefix: prefix)
-        #expect(result.exitCode == 8, "\(result)")
+        #expect(result.exitCode == 6, "\(result)")
         #expect(result.stderr.contains("Disk full"), "\(result)")
         #expect(try onDisk.files() == before)
         let reopened = try await onDisk.open()

@@ -91,8 +91,8 @@ import Testing
         #expect(ExitStatus.for(CLIError.usage("x")).rawValue == 2)
         #expect(ExitStatus.for(StoreError.storeInUse("x")).rawValue == 1)
         #expect(ExitStatus.for(StoreError.fileSystem("x")).rawValue == 1)
-        #expect(ExitStatus.for(StoreError.diskFull("x")).rawValue == 8)
-        #expect(ExitStatus.for(StoreError.ioError("x")).rawValue == 9)
+        #expect(ExitStatus.for(StoreError.diskFull("x")).rawValue == 6)
+        #expect(ExitStatus.for(StoreError.ioError("x")).rawValue == 7)
         #expect(ExitStatus.for(CocoaError(.fileNoSuchFile)).rawValue == 1)
     }
 }

@@ -131,7 +131,7 @@ import Testing
         let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(
             text.contains(
-                "Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, 3 wrong passphrase, 4 key material missing or damaged (or a damaged database), 5 offline (the server cannot be reached; changes stay queued), 8 disk full (free space, then try again and sync), 9 disk I/O error."
+                "Exit codes: 0 ok, 1 failure (a conflict, a server error, an unknown or ambiguous id), 2 usage, 3 wrong passphrase, 4 key material missing or damaged (or a damaged database), 5 offline (the server cannot be reached; changes stay queued), 6 disk full (free space, then try again and sync), 7 disk I/O error, 8 wrong PIN, 9 TPM locked out, 10 TPM slot unusable here."
             ),
             "\(help.stdout)")
     }

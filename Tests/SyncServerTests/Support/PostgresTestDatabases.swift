@@ -26,7 +26,12 @@ enum PostgresTestDatabases {
         let client = try admin.get()
         let name = "ciphersync_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(SQLIdentifier.quote(name))"))
-        return try PostgresSettings(url: try PostgresCluster.shared().url(database: name), password: password, poolSize: poolSize)
+        var settings = try PostgresSettings(url: try PostgresCluster.shared().url(database: name), password: password, poolSize: poolSize)
+        // The whole suite runs its tests side by side on two cores, where a statement can wait
+        // longer than a deployment's 5 s bound for a turn of the cooperative pool; the bound itself
+        // is tested by the outage tests, which set their own.
+        settings.connectionWait = .seconds(120)
+        return settings
     }
 
     /// Runs a statement as the administrator (in the maintenance database).

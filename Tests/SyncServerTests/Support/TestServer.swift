@@ -76,8 +76,12 @@ extension ServerConfiguration {
         pageSize: Int = 50, maxTop: Int = 1000, softDelete: Bool = true, maxBodySize: Int = 1 << 20,
         authentication: Authentication = .none, perUserTables: PerUserTables = .none
     ) -> ServerConfiguration {
-        ServerConfiguration(
+        var configuration = ServerConfiguration(
             port: 0, pageSize: pageSize, maxTop: maxTop, softDelete: softDelete, maxBodySize: maxBodySize, authentication: authentication,
             perUserTables: perUserTables, logger: .quiet)
+        // The suite runs its tests side by side on two cores (see PostgresTestDatabases); the
+        // storage bound is tested by the tests that set their own.
+        configuration.storageTimeout = .seconds(120)
+        return configuration
     }
 }
