@@ -16,7 +16,7 @@ public enum TableChange: Sendable, Hashable {
 
 /// Where a storage announces the changes it committed — its own writes at once, and the writes of
 /// other server instances over the same database when the engine hears them (PostgreSQL's
-/// `LISTEN`/`NOTIFY`) — to the change streams of its server (``ChangesController``).
+/// `LISTEN`/`NOTIFY`) — to the change streams of its server (`ChangesController`).
 ///
 /// A class whose subscribers sit behind a `Mutex`; safe to share. A subscriber is called on the
 /// announcing task and must return at once (it only records the change and wakes a task).

@@ -19,7 +19,7 @@ public import SyncWire
 ///   several instances need PostgreSQL).
 /// - **Ids.** The `id` column is `COLLATE NOCASE` (SQLite folds ASCII letters only), so the key,
 ///   every lookup and every `$filter` comparison ignore ASCII case. Files made before ids were
-///   folded are rebuilt when opened (``open(_:logger:observer:)``).
+///   folded are rebuilt when opened (``open(_:logger:observer:lockWait:)``).
 /// - **Owners.** A per-user table has the column ``TableSchema/ownerColumn`` and the key
 ///   (owner, id); every statement of a scoped call has `"$owner" = ?` in its `WHERE`.
 ///
