@@ -42,6 +42,14 @@ public enum WireHeader {
     public static let link = "Link"
     /// The query parameter that asks for soft-deleted rows.
     public static let includeDeleted = "__includeDeleted"
+    /// The header of an attachment's content route naming an offset: in a `HEAD` answer, the
+    /// bytes the server holds; in a `PATCH`, where its body starts.
+    public static let uploadOffset = "Upload-Offset"
+    /// The header of a `HEAD` answer of an attachment's content route naming the content's whole
+    /// length (the metadata row's `size`).
+    public static let uploadLength = "Upload-Length"
+    /// The content type of a `PATCH` body of an attachment's content route.
+    public static let offsetOctetStream = "application/offset+octet-stream"
 }
 
 /// Item ids: strings, checked the same way by the client (before queuing) and the server.
@@ -137,12 +145,39 @@ public enum WireDate {
 
 /// Table names: shared rules for the client and the server.
 public enum TableName {
+    /// The reserved suffix of the companion table that holds a table's attachment metadata.
+    public static let attachmentsSuffix = "__attachments"
+
     /// Whether `name` can name a user table: a letter, then up to 127 letters, digits or `_`.
-    /// Names starting with `__` are the system tables' and are refused.
+    /// Names starting with `__` are the system tables' and are refused, and so are names ending
+    /// with ``attachmentsSuffix`` (whatever its ASCII case): those name companion tables.
     public static func isValid(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 128 else { return false }
-        guard first.isASCIILetter else { return false }
+        guard first.isASCIILetter, !endsWithAttachmentsSuffix(name) else { return false }
         return name.unicodeScalars.allSatisfy { $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" }
+    }
+
+    /// The companion table that holds the attachment metadata of `table`: `T__attachments`.
+    ///
+    /// - Parameter table: A user table's name.
+    /// - Returns: The companion table's name.
+    public static func attachments(of table: String) -> String {
+        table + attachmentsSuffix
+    }
+
+    /// The table whose attachment metadata the companion table `name` holds, or `nil` when
+    /// `name` is not a companion table's name (the reverse of ``attachments(of:)``).
+    ///
+    /// - Parameter name: A table name.
+    /// - Returns: The user table's name, when it is valid.
+    public static func attachmentOwner(of name: String) -> String? {
+        guard endsWithAttachmentsSuffix(name) else { return nil }
+        let owner = String(name.utf8.dropLast(attachmentsSuffix.utf8.count)) ?? ""
+        return isValid(owner) ? owner : nil
+    }
+
+    private static func endsWithAttachmentsSuffix(_ name: String) -> Bool {
+        name.utf8.count >= attachmentsSuffix.utf8.count && ASCIICase.fold(String(name.suffix(attachmentsSuffix.count))) == attachmentsSuffix
     }
 }
 
