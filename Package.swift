@@ -93,6 +93,8 @@ let package = Package(
             dependencies: [
                 "SyncSQL",
                 "SyncWire",
+                // SHA-256 of attachment content and names (OpenSSL, as the stores use it).
+                "SyncKeys",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // Its SQLite library (the module VaporCSQLite, symbols prefixed), which the
@@ -189,7 +191,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport", "SyncClient", "SyncStore",
+                "SyncServer", "SyncSQL", "SyncWire", "SyncTestSupport", "SyncClient", "SyncStore", "SyncKeys",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

@@ -23,8 +23,15 @@ public func buildRouter(storage: any TableStorage, configuration: ServerConfigur
     router.add(middleware: ChangeNotifyingMiddleware(hub: changes))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }
     router.get("openapi.json") { _, _ in OpenAPIDocument.response() }
-    let service = TableService(storage: storage, softDelete: configuration.softDelete)
+    var service = TableService(storage: storage, softDelete: configuration.softDelete)
+    service.maxAttachmentBytes = configuration.maxAttachmentBytes
     TableController(service: service, configuration: configuration).addRoutes(to: router)
+    if let content = attachmentContent(of: storage) {
+        AttachmentController(
+            tables: TableController(service: service, configuration: configuration),
+            uploads: AttachmentUploads(store: content, running: RunningUploads())
+        ).addRoutes(to: router)
+    }
     ChangesController(hub: changes, configuration: configuration).addRoutes(to: router)
     // Last: it wraps only the answer to a request no route takes (405 or 404, in JSON).
     router.add(middleware: UnroutedRequestMiddleware(routes: router.routes))
@@ -60,7 +67,7 @@ public func openStorage(_ configuration: ServerConfiguration) async throws -> an
 
 /// Checks that every existing table is stored as the kind the configuration serves it as (a
 /// per-user table served as shared would show every user's rows; a shared one served per user
-/// has rows without owners).
+/// has rows without owners); an attachment companion table is served as its table.
 ///
 /// - Parameters:
 ///   - storage: The storage.
@@ -68,7 +75,9 @@ public func openStorage(_ configuration: ServerConfiguration) async throws -> an
 /// - Throws: ``TableStorageError/scopeMismatch(table:)`` naming the first table that is not.
 public func checkTables(_ storage: any TableStorage, _ configuration: ServerConfiguration) async throws {
     for schema in try await storage.tables().sorted(by: { $0.name < $1.name })
-    where schema.name != OwnerColumns.table && schema.isPerUser != configuration.perUserTables.contains(schema.name) {
+    where schema.name != OwnerColumns.table
+        && schema.isPerUser != configuration.perUserTables.contains(TableName.attachmentOwner(of: schema.name) ?? schema.name)
+    {
         throw TableStorageError.scopeMismatch(table: schema.name)
     }
 }

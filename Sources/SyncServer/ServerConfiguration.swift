@@ -51,6 +51,11 @@ public struct ServerConfiguration: Sendable {
     public var metrics: ServerMetrics?
     /// The port of the metrics listener when ``metrics`` is set (on ``host``); 0 picks a free one.
     public var metricsPort = 0
+    /// The largest attachment accepted, in bytes (``defaultMaxAttachmentBytes`` by default): a
+    /// metadata row whose `size` is larger is refused with 413.
+    public var maxAttachmentBytes = ServerConfiguration.defaultMaxAttachmentBytes
+    /// The default of ``maxAttachmentBytes``: 100 MiB.
+    public static let defaultMaxAttachmentBytes: Int64 = 100 << 20
 
     /// A configuration.
     ///

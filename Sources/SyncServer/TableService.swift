@@ -13,6 +13,8 @@ import SyncWire
 struct TableService: Sendable {
     let storage: any TableStorage
     let softDelete: Bool
+    /// The largest attachment accepted, in bytes (a metadata row's `size`).
+    var maxAttachmentBytes: Int64 = ServerConfiguration.defaultMaxAttachmentBytes
 
     /// The record of each owner's columns.
     var owners: OwnerColumns { OwnerColumns(storage: storage) }
@@ -61,6 +63,7 @@ struct TableService: Sendable {
 
     private func insert(table: String, scope: RowScope, item: JSONObject, view: ColumnView) async throws -> JSONObject {
         try ItemValues.checkReserved(item)
+        try await checkAttachmentInsert(table: table, scope: scope, item: item)
         var row = item
         switch item[SystemProperty.id] {
         case nil, .null?: row[SystemProperty.id] = .string(ItemID.generate())
@@ -103,6 +106,7 @@ struct TableService: Sendable {
                 throw TableError.badRequest("The item's id does not match the id in the request URL")
             }
         }
+        try await checkAttachmentUpdate(table: table, id: id, scope: scope, changes: changes)
         let bodyVersion = ifMatch == nil ? changes[SystemProperty.version]?.stringValue : nil
         let version = try await expectedVersion(table: table, id: id, scope: scope, ifMatch: ifMatch) ?? bodyVersion
         guard let schema = try await storage.schema(of: table) else { throw TableError.notFound() }
@@ -123,7 +127,12 @@ struct TableService: Sendable {
 
     func delete(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> JSONObject {
         let view = try await owners.view(of: table, scope: scope)
-        return view.render(try await rendering(view) { try await deleteRow(table: table, id: id, scope: scope, ifMatch: ifMatch) })
+        return view.render(
+            try await rendering(view) {
+                try await deletingAttachments(table: table, id: id, scope: scope) {
+                    try await deleteRow(table: table, id: id, scope: scope, ifMatch: ifMatch)
+                }
+            })
     }
 
     private func deleteRow(table: String, id: String, scope: RowScope, ifMatch: String?) async throws -> JSONObject {

@@ -70,6 +70,10 @@ struct SyncServerCommand: AsyncParsableCommand {
             "Serve GET /metrics (Prometheus text format) on this port of --host, apart from the API; off without it. 0 picks a free one.",
             valueName: "port"))
     var metricsPort: Int?
+    @Option(
+        help: ArgumentHelp(
+            "The largest attachment accepted, in bytes (default 100 MiB): a larger one is refused with 413.", valueName: "n"))
+    var maxAttachmentBytes = ServerConfiguration.defaultMaxAttachmentBytes
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -78,6 +82,7 @@ struct SyncServerCommand: AsyncParsableCommand {
         guard (0...10_000).contains(maxBatchOperations) else { throw ValidationError("--max-batch-operations must be 0 to 10000") }
         guard (10...60_000).contains(changePollInterval) else { throw ValidationError("--change-poll-interval must be 10 to 60000 ms") }
         guard (100...600_000).contains(storageTimeout) else { throw ValidationError("--storage-timeout must be 100 to 600000 ms") }
+        guard maxAttachmentBytes >= 0 else { throw ValidationError("--max-attachment-bytes must not be negative") }
         if let metricsPort {
             guard (0...65535).contains(metricsPort) else { throw ValidationError("--metrics-port must be between 0 and 65535") }
             guard metricsPort != port || port == 0 else { throw ValidationError("--metrics-port must differ from --port") }
@@ -168,6 +173,7 @@ struct SyncServerCommand: AsyncParsableCommand {
             logger: logger)
         configuration.maxBatchOperations = maxBatchOperations
         configuration.storageTimeout = .milliseconds(storageTimeout)
+        configuration.maxAttachmentBytes = maxAttachmentBytes
         if let metricsPort {
             configuration.metrics = ServerMetrics()
             configuration.metricsPort = metricsPort

@@ -70,7 +70,7 @@ import Testing
                 checked += 1
             }
         }
-        #expect(checked == 6)
+        #expect(checked == 9)
     }
 
     /// Every operation documents the 431 of header fields beyond the HTTP layer's limits, and the

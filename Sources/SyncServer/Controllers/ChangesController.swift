@@ -54,7 +54,7 @@ struct ChangesController: Sendable {
     func stream(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let tables = try Self.tables(QueryString.items(request.uri.query))
         let scopes = try tables.map { table -> (String, RowScope) in
-            guard configuration.perUserTables.contains(table) else { return (table, .shared) }
+            guard configuration.perUserTables.contains(TableName.attachmentOwner(of: table) ?? table) else { return (table, .shared) }
             guard let subject = context.identity?.subject else { throw TableError.unauthorized }
             return (table, .owner(subject))
         }
@@ -118,7 +118,7 @@ struct ChangesController: Sendable {
         var seen = Set<ColumnKey>()
         var tables: [String] = []
         for name in list.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
-            guard TableName.isValid(name) else { throw TableError.badRequest("Invalid table name") }
+            guard TableName.isServed(name) else { throw TableError.badRequest("Invalid table name") }
             if seen.insert(ColumnKey(name)).inserted { tables.append(name) }
         }
         guard tables.count <= maximumTables else {
@@ -151,7 +151,7 @@ struct ChangePositions {
         guard let lastEventID, !lastEventID.isEmpty else { return }
         for entry in lastEventID.split(separator: ",") {
             let parts = entry.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, TableName.isValid(parts[0]), let rows = Int(parts[2]), rows >= 0,
+            guard parts.count == 3, TableName.isServed(parts[0]), let rows = Int(parts[2]), rows >= 0,
                 parts[1].isEmpty || WireDate.date(from: parts[1]) != nil
             else {
                 throw TableError.badRequest("Last-Event-ID is not an event id of this server")
@@ -186,7 +186,7 @@ struct ChangeNotifyingMiddleware: RouterMiddleware {
         }
         let segments = request.uri.path.split(separator: "/")
         if segments.count >= 2, segments[0] == "tables" || segments[0] == "batch", let table = PercentDecoding.decode(segments[1]),
-            TableName.isValid(table)
+            TableName.isServed(table)
         {
             hub.touch(ColumnKey(table))  // only a storage without a change feed needs it
         }

@@ -43,18 +43,7 @@ extension TableController {
         let service = self.service
         let ids = operations.compactMap(\.writtenID)
         let results = try await service.storage.inTransaction(table: table, scope: scope, ids: ids) {
-            var results: [BatchResult] = []
-            results.reserveCapacity(operations.count)
-            for operation in operations {
-                do {
-                    results.append(try await operation.apply(service, table: table, scope: scope))
-                } catch let error as StorageUnavailableError where !results.isEmpty {
-                    let refused = BatchResult(status: .serviceUnavailable, body: .error(error.description))
-                    results += repeatElement(refused, count: operations.count - results.count)
-                    break
-                }
-            }
-            return results
+            try await TableService.$inBatchTransaction.withValue(true) { try await apply(operations, service, table: table, scope: scope) }
         }
         ServerMetrics.current?.pushed(results.count { (200..<300).contains($0.status.code) })
         // Written as the results come, members in JSONWriter's order (body, etag, status).
@@ -84,6 +73,23 @@ extension TableController {
         json.closeArray()
         json.closeObject()
         return JSONResponse.make(bytes: json.data)
+    }
+
+    /// Applies the operations in order; once the storage becomes unavailable, the operation and
+    /// every later one get a 503 result (the first alone throws it).
+    private func apply(_ operations: [BatchOperation], _ service: TableService, table: String, scope: RowScope) async throws -> [BatchResult] {
+        var results: [BatchResult] = []
+        results.reserveCapacity(operations.count)
+        for operation in operations {
+            do {
+                results.append(try await operation.apply(service, table: table, scope: scope))
+            } catch let error as StorageUnavailableError where !results.isEmpty {
+                let refused = BatchResult(status: .serviceUnavailable, body: .error(error.description))
+                results += repeatElement(refused, count: operations.count - results.count)
+                break
+            }
+        }
+        return results
     }
 }
 

@@ -102,21 +102,22 @@ struct TableController: Sendable {
     // MARK: request parts
 
     /// The rows the request may reach: every row of a shared table; of a per-user table, the
-    /// rows of the request's identity, and a 401 without one.
+    /// rows of the request's identity, and a 401 without one. An attachment companion table
+    /// (`T__attachments`) is scoped as its table `T`.
     func scope(_ table: String, _ context: ServerRequestContext) throws -> RowScope {
-        guard configuration.perUserTables.contains(table) else { return .shared }
+        guard configuration.perUserTables.contains(TableName.attachmentOwner(of: table) ?? table) else { return .shared }
         guard let subject = context.identity?.subject else { throw TableError.unauthorized }
         return .owner(subject)
     }
 
     func tableName(_ context: ServerRequestContext) throws -> String {
-        guard let table = context.parameters.get("table"), TableName.isValid(table) else {
+        guard let table = context.parameters.get("table"), TableName.isServed(table) else {
             throw TableError.badRequest("Invalid table name")
         }
         return table
     }
 
-    private func itemID(_ context: ServerRequestContext) throws -> String {
+    func itemID(_ context: ServerRequestContext) throws -> String {
         guard let raw = context.parameters.get("id"), let id = PercentDecoding.decode(raw), ItemID.isValid(id) else {
             throw TableError.badRequest("Invalid item id")
         }

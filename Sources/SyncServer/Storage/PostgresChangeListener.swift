@@ -41,7 +41,7 @@ extension PostgresTableStorage {
     /// and for a payload this server did not write.
     static func change(_ payload: String, instance: String) -> TableChange? {
         guard let object = try? JSONParser.parseObject(payload), object["i"]?.stringValue != instance,
-            let table = object["t"]?.stringValue, TableName.isValid(table)
+            let table = object["t"]?.stringValue, TableName.isServed(table)
         else { return nil }
         let scope: RowScope?
         switch object["o"] {

@@ -48,6 +48,7 @@ extension PostgresTableStorage {
                 \(identifier: "lastStamp") BIGINT)
                 """
             try await connection.query(counted(metadata.statement(in: .postgres)), logger: logger)
+            try await prepareAttachments(on: connection)
             let domain: SQLFragment = """
                 SELECT 1 FROM pg_type WHERE typname = \(bind: .text(Self.jsonDomain)) \
                 AND typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())

@@ -60,6 +60,9 @@ public actor SQLiteTableStorage: TableStorage {
     public nonisolated let changeFeed: ChangeFeed? = ChangeFeed()
     /// The statements sent to SQLite since the storage opened.
     public nonisolated let statements = StatementCounter()
+    /// Where attachment content is kept: in memory for a database in memory, else in a
+    /// directory beside the file.
+    nonisolated let attachmentContent: any AttachmentContentStore
 
     /// Opens (or creates) the database, rebuilds the tables of a file made before ids were
     /// folded, and loads the schema.
@@ -106,6 +109,7 @@ public actor SQLiteTableStorage: TableStorage {
         connection.waitForLocks(upTo: lockWait)
         self.lockWait = lockWait
         groupsCommits = path != ":memory:"
+        attachmentContent = path == ":memory:" ? MemoryAttachmentContent() : DirectoryAttachmentContent(database: path)
         clock = StampClock()
         self.observer = observer
     }
@@ -129,7 +133,7 @@ public actor SQLiteTableStorage: TableStorage {
     /// The names of the database's tables (the record of owners' columns, ``OwnerColumns``, included).
     private func tableNames() throws -> [String] {
         try connection.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
-            .rows.compactMap { $0.first?.textValue }.filter { TableName.isValid($0) || $0 == OwnerColumns.table }
+            .rows.compactMap { $0.first?.textValue }.filter { TableName.isServed($0) || $0 == OwnerColumns.table }
     }
 
     /// Reads every table's schema again, after a rolled-back batch undid the tables and columns it

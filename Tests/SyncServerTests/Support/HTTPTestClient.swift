@@ -22,9 +22,11 @@ final class HTTPTestClient: Sendable {
         try await client.shutdown()
     }
 
-    /// Sends a request with the API version header to `base` + `uri`.
+    /// Sends a request with the API version header to `base` + `uri`, with `object` as its JSON
+    /// body or `bytes` as its body.
     func send(
-        _ method: HTTPRequest.Method, _ base: URL, _ uri: String, object: JSONObject? = nil, headers: [(String, String)] = []
+        _ method: HTTPRequest.Method, _ base: URL, _ uri: String, object: JSONObject? = nil, bytes: [UInt8]? = nil,
+        headers: [(String, String)] = []
     ) async throws -> Reply {
         var request = HTTPClientRequest(url: base.absoluteString + uri)
         request.method = HTTPMethod(rawValue: method.rawValue)
@@ -34,6 +36,7 @@ final class HTTPTestClient: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: try JSONCoding.encode(object)))
         }
+        if let bytes { request.body = .bytes(ByteBuffer(bytes: bytes)) }
         let response = try await client.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 64 << 20)
         var fields = HTTPFields()
