@@ -77,7 +77,7 @@ let package = Package(
         .target(
             name: "SyncClient",
             dependencies: [
-                "SyncStore", "SyncWire", .product(name: "Logging", package: "swift-log"),
+                "SyncStore", "SyncWire", "SyncKeys", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),

@@ -34,6 +34,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case transportFailed, authenticationRequired, conflict, preconditionFailed, deletedOnServer, missingOnServer
         case requestFailed
         case malformedServerResponse, cancelled
+        // attachments
+        case attachmentDigestMismatch
         // store
         case localStoreFailed
     }
@@ -226,6 +228,10 @@ extension SyncError {
     public static let malformedServerResponse = SyncError(.malformedServerResponse)
     /// The request was cancelled.
     public static let cancelled = SyncError(.cancelled)
+    /// An attachment's content does not hash to the SHA-256 its metadata names: the server
+    /// discarded an upload (422), or a download's bytes are not the server's (the sink was not
+    /// finished).
+    public static let attachmentDigestMismatch = SyncError(.attachmentDigestMismatch)
 
     // MARK: store
 

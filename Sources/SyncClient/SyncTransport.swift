@@ -6,6 +6,8 @@ public struct SyncRequest: Sendable, Hashable {
     /// The HTTP methods the protocol uses.
     public enum Method: String, Sendable, Hashable, CaseIterable {
         case get = "GET", post = "POST", patch = "PATCH", delete = "DELETE"
+        /// An attachment's upload progress (`HEAD` of its content route).
+        case head = "HEAD"
     }
 
     /// The HTTP method.
