@@ -62,14 +62,24 @@ import Testing
         return first
     }
 
+    /// Runs `body` with a streaming client and the tests' client, then shuts both down, whether
+    /// `body` throws or not.
+    static func withClients(_ body: (HTTPClient, HTTPTestClient) async throws -> Void) async throws {
+        let client = HTTPTestClient()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        var failure: (any Error)?
+        do { try await body(http, client) } catch { failure = error }
+        try? await http.shutdown()
+        try? await client.shutdown()
+        if let failure { throw failure }
+    }
+
     @Test func anUploadCutInTheMiddleResumesAtTheServersOffset() async throws {
         let directory = try TemporaryDirectory(prefix: "attachments")
         defer { directory.remove() }
         let server = try ServerProcess(database: "sqlite:" + directory.path("server.db"))
         defer { server.stop() }
-        let client = HTTPTestClient()
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
+        try await Self.withClients { http, client in
             try await Self.seed(client, server.url)
             let upload = try await Self.interruptedUpload(http, client, server.url)
             upload.cancel()
@@ -78,22 +88,14 @@ import Testing
             #expect(resumedAt >= 2 * 256 * 1024 && resumedAt <= Int64(Self.sent), "\(resumedAt)")
             let whole = try await client.send(.get, server.url, "/tables/photos__attachments/a1/content")
             #expect(whole.status == .ok && whole.body == Data(Self.content))
-        } catch {
-            try? await http.shutdown()
-            try? await client.shutdown()
-            throw error
         }
-        try await http.shutdown()
-        try await client.shutdown()
     }
 
     @Test func anUploadResumesAfterTheServerIsKilled() async throws {
         let directory = try TemporaryDirectory(prefix: "attachments")
         defer { directory.remove() }
         let database = "sqlite:" + directory.path("server.db")
-        let client = HTTPTestClient()
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
+        try await Self.withClients { http, client in
             let first = try ServerProcess(database: database)
             try await Self.seed(client, first.url)
             let upload = try await Self.interruptedUpload(http, client, first.url)
@@ -115,12 +117,6 @@ import Testing
             #expect(mode & 0o777 == 0o700)
             let files = try FileManager.default.contentsOfDirectory(atPath: attachments)
             #expect(files.count == 1 && files.allSatisfy { $0.count == 64 && !$0.contains("a1") && !$0.hasSuffix(".part") }, "\(files)")
-        } catch {
-            try? await http.shutdown()
-            try? await client.shutdown()
-            throw error
         }
-        try await http.shutdown()
-        try await client.shutdown()
     }
 }
