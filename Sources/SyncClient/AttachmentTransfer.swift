@@ -84,7 +84,15 @@ struct AttachmentTransfer: Sendable {
                     if next >= size { return }
                     (known, confirmed, failures) = (next, next, 0)
                 case 409:
-                    known = try? Self.offset(of: response)
+                    // The server holds another offset: go on from it. The same offset means
+                    // another request still uploads this content (one cut a moment ago): wait.
+                    let held = try? Self.offset(of: response)
+                    if held == offset {
+                        failures += 1
+                        guard failures < retry.attempts else { throw Self.error(for: response) }
+                        try await retry.wait(afterFailures: failures)
+                    }
+                    known = held
                 case 422:
                     throw SyncError(.attachmentDigestMismatch, reason: "The server found another SHA-256 and discarded the content.", statusCode: 422)
                 default:

@@ -129,6 +129,22 @@ import Testing
         }
     }
 
+    @Test func aConflictAtTheSameOffsetIsWaitedFor() async throws {
+        try await Self.withServer { server in
+            // Answered as while another request (one cut a moment ago) uploads the same content.
+            let busy = FlakyTransport(base: HTTPSyncTransport(), patchFaults: [.busy, .busy])
+            let waits = Waits()
+            let source = MemorySource(Self.content)
+            try await Self.transfer(server.url, transport: busy, waits: waits).upload(
+                table: "photos", attachmentID: "a1", size: Int64(Self.content.count), sha256: try Self.digest(Self.content), source: source)
+            #expect(await waits.delays == [.milliseconds(100), .milliseconds(200)])
+            #expect(await source.offsets.prefix(4) == [0, 0, 0, Int64(Self.chunk)])
+            let sink = MemorySink()
+            try await Self.transfer(server.url, waits: Waits()).download(table: "photos", attachmentID: "a1", sink: sink)
+            #expect(await sink.bytes == Self.content)
+        }
+    }
+
     @Test func aDigestMismatchIsATypedErrorAndNothingIsFinished() async throws {
         var forged = Self.content
         forged[200_000] ^= 0x40
@@ -224,7 +240,7 @@ actor Waits {
 
 /// A transport over a real one that fails requests as scripted.
 final class FlakyTransport: SyncTransport {
-    enum Fault: Sendable { case status(Int), lostAnswer }
+    enum Fault: Sendable { case status(Int), lostAnswer, busy }
 
     let base: HTTPSyncTransport
     private let faults: Mutex<[Fault]>
@@ -248,6 +264,10 @@ final class FlakyTransport: SyncTransport {
         case .lostAnswer?:
             _ = try await base.send(request)
             throw Lost()
+        case .busy?:
+            // As the server answers while another request uploads the same content.
+            let offset = request.header(WireHeader.uploadOffset) ?? "0"
+            return SyncResponse(statusCode: 409, headers: [WireHeader.uploadOffset: offset], body: Data(#"{"error":"busy"}"#.utf8))
         case nil:
             var response = try await base.send(request)
             if flipsDownloadedByte, request.method == .get, !response.body.isEmpty {
