@@ -42,6 +42,13 @@ enum StoreSQL {
             "key" TEXT PRIMARY KEY NOT NULL,
             "value" TEXT NOT NULL
         );
+        CREATE TABLE IF NOT EXISTS "__attachments" (
+            "tableName" TEXT NOT NULL,
+            "attachmentId" TEXT NOT NULL COLLATE NOCASE,
+            "file" TEXT NOT NULL,
+            "wrappedKey" BLOB,
+            PRIMARY KEY ("tableName", "attachmentId")
+        );
         """
 
     // MARK: schema

@@ -144,6 +144,19 @@ public enum TableName {
         guard first.isASCIILetter else { return false }
         return name.unicodeScalars.allSatisfy { $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" }
     }
+
+    /// The companion table holding the attachment metadata of `table`: `table__attachments`.
+    public static func attachments(of table: String) -> String {
+        table + "__attachments"
+    }
+
+    /// The table whose attachment metadata `table` holds, or `nil` when `table` is not a
+    /// companion table (``attachments(of:)`` reversed).
+    public static func attachmentOwner(of table: String) -> String? {
+        let suffix = "__attachments"
+        guard table.hasSuffix(suffix), table.count > suffix.count else { return nil }
+        return String(table.dropLast(suffix.count))
+    }
 }
 
 extension Unicode.Scalar {
