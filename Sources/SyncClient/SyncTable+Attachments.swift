@@ -123,6 +123,7 @@ extension SyncContext {
                 }
                 try rows.insert(staged)
                 _ = try PendingOperationQueue.insert(attachment.row, id: id, table: companion, in: writer)
+                try rows.enqueue(AttachmentTransferRecord(table: table, attachmentId: id, direction: .upload))
             }
         } catch {
             store.attachmentVault.settle(staged, committed: false)
@@ -176,5 +177,10 @@ extension SyncContext {
     /// Runs `body`, mapping the store's errors to ``SyncError``.
     func mapped<T>(_ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch { throw Self.mapStoreError(error) }
+    }
+
+    /// Runs `body`, mapping the store's errors to ``SyncError``.
+    static func mapped<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw mapStoreError(error) }
     }
 }

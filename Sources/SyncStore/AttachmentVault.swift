@@ -71,57 +71,55 @@ public final class AttachmentVault: Sendable {
     /// - Returns: The file's name, its wrapped key (encrypted stores), the size and the digest.
     /// - Throws: ``StoreError/fileSystem(_:)`` or what `chunks` throws; no file is left behind.
     package func write(table: String, id: String, chunks: () throws -> [UInt8]?) throws -> StagedAttachment {
+        let writer = try beginWrite(table: table, id: id)
+        do {
+            while let chunk = try chunks() { try writer.append(chunk) }
+            return try writer.finish()
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
+
+    /// Starts the attachment's file: content is then appended piece by piece
+    /// (``VaultFileWriter/append(_:)``) and the file committed by ``VaultFileWriter/finish()``.
+    ///
+    /// - Parameters:
+    ///   - table: The item's table.
+    ///   - id: The attachment's id.
+    /// - Returns: The writer of the file.
+    /// - Throws: ``StoreError``.
+    package func beginWrite(table: String, id: String) throws -> VaultFileWriter {
         try prepareDirectory()
         let name = fileName(table: table, id: id)
         let temporaryName = ".\(UUID().uuidString.lowercased()).tmp"
-        let temporary = directory.appendingPathComponent(temporaryName)
         unsettled.withLock { $0.formUnion([name, temporaryName]) }
-        defer { unsettled.withLock { _ = $0.remove(temporaryName) } }
-        var hasher: SHA256Hasher
-        do { hasher = try SHA256Hasher() } catch { throw StoreError(error) }
-        var size: Int64 = 0
-        let wrapped: [UInt8]?
         do {
+            var key: SecretBytes?
+            var wrapped: [UInt8]?
             if isEncrypted {
                 guard let kek = wrappingKey.withLock({ $0 }) else { throw StoreError.closed }
-                let key = try AttachmentFormat.newKey()
-                wrapped = try KeyWrap.wrap(key, using: kek)
-                let writer = try AttachmentFileWriter(temporaryURL: temporary, key: key)
-                while let chunk = try chunks() {
-                    try hasher.update(chunk)
-                    try writer.write(chunk)
-                }
-                size = try writer.commit(to: directory.appendingPathComponent(name))
-            } else {
-                wrapped = nil
-                let file = try RawFile.create(temporary)
-                do {
-                    while let chunk = try chunks() {
-                        try hasher.update(chunk)
-                        try file.append(chunk)
-                        size += Int64(chunk.count)
-                    }
-                    try file.syncAndClose()
-                    try RawFile.rename(temporary, to: directory.appendingPathComponent(name))
-                } catch {
-                    file.remove(temporary)
-                    throw error
-                }
-                try RawFile.syncDirectory(of: directory.appendingPathComponent(name))
+                let fresh = try AttachmentFormat.newKey()
+                wrapped = try KeyWrap.wrap(fresh, using: kek)
+                key = fresh
             }
+            return try VaultFileWriter(vault: self, table: table, id: id, name: name, temporaryName: temporaryName, key: key, wrapped: wrapped)
         } catch {
-            unsettled.withLock { _ = $0.remove(name) }
-            if let error = error as? AttachmentFileError {
-                throw StoreError.fileSystem("Cannot write the attachment file: \(error.description)")
-            }
-            if let error = error as? KeyError { throw StoreError.keyMaterialCorrupt(error.description) }
-            throw error
+            unsettled.withLock { $0.subtract([name, temporaryName]) }
+            throw Self.mapped(error)
         }
-        let digest: [UInt8]
-        do { digest = try hasher.finalize() } catch { throw StoreError(error) }
-        return StagedAttachment(
-            table: table, id: id, file: name, wrappedKey: wrapped, size: size,
-            sha256: digest.map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// The store's error for a failure of a file or a key.
+    static func mapped(_ error: any Error) -> any Error {
+        if let error = error as? AttachmentFileError { return StoreError.fileSystem("Cannot write the attachment file: \(error.description)") }
+        if let error = error as? KeyError { return StoreError.keyMaterialCorrupt(error.description) }
+        return error
+    }
+
+    /// Forgets a temporary file name once its writer has ended.
+    fileprivate func release(_ names: [String]) {
+        unsettled.withLock { $0.subtract(names) }
     }
 
     /// Ends the life of a file written by ``write(table:id:chunks:)``: its row committed, or (when
@@ -167,6 +165,90 @@ public final class AttachmentVault: Sendable {
         let stale = names.filter { !kept.contains($0) && !busy.contains($0) }
         remove(files: stale)
         return stale
+    }
+}
+
+/// The writer of one attachment file (``AttachmentVault/beginWrite(table:id:)``): sealed or plain,
+/// hashed as it goes. Use from one task at a time.
+package final class VaultFileWriter {
+    private let vault: AttachmentVault
+    private let table: String
+    private let id: String
+    private let name: String
+    private let temporaryName: String
+    private let sealed: AttachmentFileWriter?
+    private let plain: RawFile?
+    private var hasher: SHA256Hasher?
+    private let wrapped: [UInt8]?
+    /// The content bytes appended so far.
+    package private(set) var size: Int64 = 0
+
+    fileprivate init(
+        vault: AttachmentVault, table: String, id: String, name: String, temporaryName: String, key: SecretBytes?, wrapped: [UInt8]?
+    ) throws {
+        self.vault = vault
+        self.table = table
+        self.id = id
+        self.name = name
+        self.temporaryName = temporaryName
+        self.wrapped = wrapped
+        hasher = try SHA256Hasher()
+        let temporary = vault.directory.appendingPathComponent(temporaryName)
+        if let key {
+            sealed = try AttachmentFileWriter(temporaryURL: temporary, key: key)
+            plain = nil
+        } else {
+            sealed = nil
+            plain = try RawFile.create(temporary)
+        }
+    }
+
+    /// Appends content.
+    ///
+    /// - Throws: ``StoreError``.
+    package func append(_ bytes: [UInt8]) throws {
+        do {
+            try hasher?.update(bytes)
+            if let sealed { try sealed.write(bytes) } else { try plain?.append(bytes) }
+            size += Int64(bytes.count)
+        } catch {
+            throw AttachmentVault.mapped(error)
+        }
+    }
+
+    /// Flushes the file, renames it to its name and flushes the directory.
+    ///
+    /// - Returns: The written file, for its row to be committed (then ``AttachmentVault/settle(_:committed:)``).
+    /// - Throws: ``StoreError``; the temporary file is removed.
+    package func finish() throws -> StagedAttachment {
+        let final = vault.directory.appendingPathComponent(name)
+        let temporary = vault.directory.appendingPathComponent(temporaryName)
+        defer { vault.release([temporaryName]) }
+        do {
+            if let sealed {
+                try sealed.commit(to: final)
+            } else if let plain {
+                try plain.syncAndClose()
+                try RawFile.rename(temporary, to: final)
+                try RawFile.syncDirectory(of: final)
+            }
+            guard let hasher = hasher.take() else { throw KeyError.cryptoFailure("SHA-256") }
+            let digest = try hasher.finalize()
+            return StagedAttachment(
+                table: table, id: id, file: name, wrappedKey: wrapped, size: size, sha256: digest.map { String(format: "%02x", $0) }.joined())
+        } catch {
+            discard()
+            throw AttachmentVault.mapped(error)
+        }
+    }
+
+    /// Removes the file (temporary or renamed) and forgets it.
+    package func discard() {
+        let temporary = vault.directory.appendingPathComponent(temporaryName)
+        sealed?.discard()
+        plain?.remove(temporary)
+        vault.remove(files: [temporaryName, name])
+        vault.release([temporaryName, name])
     }
 }
 

@@ -47,12 +47,13 @@ public struct AttachmentRows {
         return rows.map(Self.record(from:))
     }
 
-    /// Removes the row of attachment `id` of `table` (its file is the caller's to remove once the
-    /// transaction has committed).
+    /// Removes the row of attachment `id` of `table` and its queued transfers (its file is the
+    /// caller's to remove once the transaction has committed).
     ///
     /// - Throws: `StoreError`.
     public func delete(table: String, id: String) throws {
         try session.run(StoreSQL.deleteAttachment, [.text(table), .text(id)])
+        try session.run(StoreSQL.deleteTransfersOfAttachment, [.text(table), .text(id)])
     }
 
     static func record(from row: [SQLValue]) -> AttachmentFileRecord {
@@ -109,4 +110,5 @@ extension StoreSQL {
     static let attachmentsOfTable = "SELECT \(attachmentColumns) FROM \"__attachments\" WHERE \"tableName\" = ? ORDER BY \"attachmentId\""
     static let allAttachments = "SELECT \(attachmentColumns) FROM \"__attachments\" ORDER BY \"tableName\", \"attachmentId\""
     static let deleteAttachment = "DELETE FROM \"__attachments\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
+    static let deleteTransfersOfAttachment = "DELETE FROM \"__attachment_transfers\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
 }

@@ -49,6 +49,15 @@ enum StoreSQL {
             "wrappedKey" BLOB,
             PRIMARY KEY ("tableName", "attachmentId")
         );
+        CREATE TABLE IF NOT EXISTS "__attachment_transfers" (
+            "tableName" TEXT NOT NULL,
+            "attachmentId" TEXT NOT NULL COLLATE NOCASE,
+            "direction" INTEGER NOT NULL,
+            "attempts" INTEGER NOT NULL DEFAULT 0,
+            "notBefore" TEXT NOT NULL,
+            "lastError" TEXT,
+            PRIMARY KEY ("tableName", "attachmentId", "direction")
+        );
         """
 
     // MARK: schema
