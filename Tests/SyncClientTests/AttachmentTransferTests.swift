@@ -91,3 +91,26 @@ import Testing
         }
     }
 }
+
+/// A typed model carries a reference to an attachment; it round-trips through the typed table
+/// and resolves to the attachment.
+@Suite struct AttachmentReferenceTests {
+    struct Inspection: Codable, Sendable, Equatable {
+        var id: String
+        var text: String
+        var photo: AttachmentReference?
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aTypedModelCarriesAReference(kind: StoreKind) async throws {
+        try await withClient(kind) { f in
+            let typed = try f.context.syncTable("todo", as: Inspection.self)
+            _ = try await typed.insert(Inspection(id: "i1", text: "Boiler", photo: nil))
+            let attachment = try await f.table().attach(.bytes([1, 2, 3]), to: "i1", name: "b.jpg", contentType: "image/jpeg")
+            try await typed.update(Inspection(id: "i1", text: "Boiler", photo: attachment.reference))
+            let read = try #require(try await typed.lookup(id: "i1"))
+            #expect(read.photo == AttachmentReference(id: attachment.id, name: "b.jpg"))
+            #expect(try await f.table().attachment(id: try #require(read.photo?.id)) == attachment)
+        }
+    }
+}
