@@ -36,7 +36,7 @@ extension SyncContext {
     ///   ``SyncError/invalidQueryID`` or ``SyncError/invalidPullQuery`` for a table's query,
     ///   ``SyncError/invalidSetting`` for an installation id no header can carry.
     public nonisolated func startLiveSync(_ tables: [LiveSyncTable], options: LiveSyncOptions = LiveSyncOptions()) throws -> LiveSync {
-        guard !tables.isEmpty, tables.allSatisfy({ TableName.isValid($0.name) }) else {
+        guard !tables.isEmpty, tables.allSatisfy({ TableName.isServed($0.name) }) else {
             throw SyncError(.invalidTableName, reason: "Live sync needs valid table names.")
         }
         try connection.checkInstallationID()

@@ -84,7 +84,7 @@ public actor SyncContext {
     /// - Returns: the table; nothing is read or written until it is used.
     /// - Throws: ``SyncError/invalidTableName`` for a name that is not a valid table name.
     public nonisolated func syncTable(_ name: String) throws -> SyncTable {
-        guard TableName.isValid(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
+        guard TableName.isServed(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
         return SyncTable(name: name, context: self)
     }
 

@@ -38,6 +38,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case attachmentDigestMismatch
         // store
         case localStoreFailed
+        // attachments
+        case invalidAttachment, attachmentNotFound, attachmentContentUnavailable, attachmentDamaged, attachmentsUnsupported
     }
 
     let code: Code
@@ -237,4 +239,19 @@ extension SyncError {
 
     /// The local store failed; ``underlyingError`` holds the store's error.
     public static let localStoreFailed = SyncError(.localStoreFailed)
+
+    // MARK: attachments
+
+    /// An attachment was refused before anything was written: an invalid name or content type,
+    /// no such item, a file that cannot be read, or an export target that exists.
+    public static let invalidAttachment = SyncError(.invalidAttachment)
+    /// The table has no attachment with this id locally.
+    public static let attachmentNotFound = SyncError(.attachmentNotFound)
+    /// The attachment's metadata is here but its content is not (pulled, not downloaded yet).
+    public static let attachmentContentUnavailable = SyncError(.attachmentContentUnavailable)
+    /// The attachment's file is damaged or was modified: a segment fails its tag, the file was
+    /// truncated or its segments reordered (``underlyingError`` holds the `AttachmentFileError`).
+    public static let attachmentDamaged = SyncError(.attachmentDamaged)
+    /// The context's store keeps no attachments (only `SQLiteStore` does).
+    public static let attachmentsUnsupported = SyncError(.attachmentsUnsupported)
 }

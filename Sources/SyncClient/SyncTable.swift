@@ -37,17 +37,18 @@ public struct SyncTable: Sendable {
 
     /// Deletes an item locally and queues a delete that carries the item (its version rides in
     /// `If-Match`). A pending insert that cannot be on the server (never sent, or clearly
-    /// refused) is cancelled instead, and nothing is sent.
+    /// refused) is cancelled instead, and nothing is sent. The item's attachments are deleted
+    /// locally in the same transaction (the server deletes them with the item).
     /// - Throws: ``SyncError/invalidItemID``, ``SyncError/operationNotAllowed`` (a delete is
     ///   already pending, or the item's insert may already be on the server — it was sent and got
     ///   no answer, a 408 or a 5xx: push first, or discard the insert), ``SyncError/localStoreFailed``.
     public func delete(_ item: JSONObject) async throws {
-        try await context.delete(item, table: name)
+        try await context.deleteWithAttachments(item, table: name)
     }
 
     /// Deletes the item with `id`; see ``delete(_:)``.
     public func delete(id: String) async throws {
-        try await context.delete([SystemProperty.id: .string(id)], table: name)
+        try await context.deleteWithAttachments([SystemProperty.id: .string(id)], table: name)
     }
 
     /// The local item with `id`, or `nil`.
@@ -94,10 +95,15 @@ public struct SyncTable: Sendable {
     ///   ``SyncError/pullCancelled``, ``SyncError/localStoreFailed``.
     @discardableResult
     public func pull(_ query: Query = Query(), queryId: String? = nil, pageSize: Int = 1000) async throws -> Int {
-        try await context.pull(table: name, query: query, queryId: queryId, pageSize: pageSize)
+        let count = try await context.pull(table: name, query: query, queryId: queryId, pageSize: pageSize)
+        // Attachments whose metadata the pull deleted lose their local content.
+        if let owner = TableName.attachmentOwner(of: name) { try await context.reconcileAttachments(of: owner) }
+        return count
     }
 
     /// Deletes local rows: all of them, or those `query`'s filter matches.
+    ///
+    /// The content of attachments whose item or metadata row is purged is removed too.
     ///
     /// Refused while the table has pending operations, unless `force`: a force purge also drops
     /// the table's pending operations, their errors and every delta token of the table (a
@@ -109,6 +115,7 @@ public struct SyncTable: Sendable {
     ///   Nothing changes when it throws.
     public func purge(_ query: Query? = nil, queryId: String? = nil, force: Bool = false) async throws {
         try await context.purge(table: name, query: query, queryId: queryId, force: force)
+        try await context.reconcileAttachments(of: TableName.attachmentOwner(of: name) ?? name)
     }
 }
 

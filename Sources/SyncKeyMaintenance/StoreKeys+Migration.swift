@@ -18,6 +18,8 @@ extension StoreKeys {
     /// plaintext in SQLCipher 3.4.1), the copy is verified, the key envelope is written, the copy
     /// is renamed over the database, and the header is checked to be no longer plaintext. The
     /// replaced plaintext file is overwritten with zeros and removed, and its side files are gone.
+    /// The store's attachment files are sealed under keys of their own, recorded in the copy before
+    /// the rename (Keys/FORMAT.md §11); their plaintext files are overwritten and removed after it.
     ///
     /// Interrupted after the envelope was written, the store is resumed by running this again
     /// with the same passphrase (or by opening it with the passphrase); before that, nothing has
@@ -96,11 +98,15 @@ extension StoreKeys {
         let retired = StoreFiles.retiredPlaintextFile(of: database)
         var progress = Reencryption.Progress()
         var wroteEnvelope = false
+        var plainAttachments: [URL] = []
         do {
             try dataKey.withUnsafeBytes { key in
                 try Reencryption.run(
                     database: database, from: nil, to: key, progress: &progress,
                     beforeRename: {
+                        // The attachment files are sealed and their keys recorded in the copy.
+                        plainAttachments = try AttachmentKeys.seal(
+                            copy: StoreFiles.exportFile(of: database), database: database, dataKey: dataKey)
                         if let newEnvelope {
                             try write(try newEnvelope(), forDatabase: database)
                             wroteEnvelope = true
@@ -122,6 +128,7 @@ extension StoreKeys {
             throw StoreError.verificationFailed("the database is still plaintext after the migration")
         }
         try removeLeftovers(of: database)
+        AttachmentKeys.wipe(plainAttachments)
         report(.step(.plaintextRemoved))
         return progress.pages
     }

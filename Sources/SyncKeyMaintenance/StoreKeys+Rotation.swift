@@ -28,7 +28,8 @@ extension StoreKeys {
     /// Order: exclusive store lock (refused with ``StoreError/storeInUse(_:)`` while any store
     /// connection is open) → unlock → the envelope records `rotating` with the old and the new
     /// data key (written atomically first) → WAL checkpoint → a byte copy of the database in a
-    /// scratch file, re-encrypted in place under the new key → fsync, and beside it verify (opens with the new key, `integrity_check`, equal
+    /// scratch file, re-encrypted in place under the new key, every attachment key rewrapped in it
+    /// (Keys/FORMAT.md §11) → fsync, and beside it verify (opens with the new key, `integrity_check`, equal
     /// content digest over every table including the system tables) → atomic rename over the
     /// database once both have ended → stale side files removed → directory fsync → the envelope is `active` with only the new key.
     ///
@@ -97,10 +98,17 @@ extension StoreKeys {
 
         var progress = Reencryption.Progress()
         do {
+            let newKeySecret = newKey
             try keys.dataKey.withUnsafeBytes { oldKey in
                 try newKey.withUnsafeBytes { newKey in
                     try Reencryption.run(
-                        database: database, from: oldKey, to: newKey, progress: &progress, beforeRename: {}, report: report)
+                        database: database, from: oldKey, to: newKey, progress: &progress,
+                        beforeRename: {
+                            // The attachment keys follow the data key inside the copy, so the rename
+                            // switches both at once (the attachment files are not rewritten).
+                            _ = try AttachmentKeys.rewrap(
+                                copy: StoreFiles.exportFile(of: database), oldDataKey: keys.dataKey, newDataKey: newKeySecret)
+                        }, report: report)
                 }
             }
         } catch  where !progress.renamed {

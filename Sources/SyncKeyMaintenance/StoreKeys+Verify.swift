@@ -164,6 +164,14 @@ extension StoreKeys {
         check(
             "read-all", digest != nil,
             digest != nil ? "read \(rows) rows in \(tables.count) tables (\(pages) pages)" : "some rows could not be read (damaged pages)")
+        let attachments = try damageTolerant { try AttachmentKeys.verify(connection: connection, database: database, dataKey: keys.dataKey) }
+        check(
+            "attachments", attachments?.problems.isEmpty ?? false,
+            attachments.map { found in
+                found.problems.isEmpty
+                    ? "\(found.checked) attachment file(s): every segment's tag checks, in order"
+                    : found.problems.prefix(3).joined(separator: "; ")
+            } ?? "the attachment keys could not be read (damaged pages)")
         check("file-modes", modesOK, modesDetail)
         check("stray-files", strayOK, strayDetail)
         return StoreVerificationReport(
@@ -184,7 +192,7 @@ extension StoreKeys {
     /// The files a store may have beside its database.
     static func expectedFiles(of database: URL) -> Set<String> {
         let name = database.lastPathComponent
-        return [name, name + ".keys", name + ".lock", name + "-wal", name + "-shm"]
+        return [name, name + ".keys", name + ".lock", name + "-wal", name + "-shm", name + ".attachments"]
     }
 
     /// Whether the directory holds only the store's own files.
@@ -207,10 +215,13 @@ extension StoreKeys {
         if stat(directory.path, &info) == 0, info.st_mode & 0o077 != 0 {
             problems.append("directory is \(String(info.st_mode & 0o777, radix: 8)) (want 700)")
         }
+        let attachments = AttachmentKeys.directory(of: database).lastPathComponent
         for name in expectedFiles(of: database).sorted() {
             let path = directory.appendingPathComponent(name).path
-            if lstat(path, &info) == 0, info.st_mode & 0o077 != 0 || (info.st_mode & S_IFMT) != S_IFREG {
-                problems.append("\(name) is \(String(info.st_mode & 0o777, radix: 8)) (want a 600 file)")
+            // The attachment directory is a 700 directory; everything else a 600 file.
+            let kind = name == attachments ? S_IFDIR : S_IFREG
+            if lstat(path, &info) == 0, info.st_mode & 0o077 != 0 || (info.st_mode & S_IFMT) != kind {
+                problems.append("\(name) is \(String(info.st_mode & 0o777, radix: 8)) (want a \(kind == S_IFDIR ? "700 directory" : "600 file"))")
             }
         }
         return problems.isEmpty

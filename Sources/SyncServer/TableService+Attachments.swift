@@ -76,10 +76,3 @@ extension TableService {
     }
 }
 
-extension TableName {
-    /// Whether the server serves a table named `name`: a user table, or the attachment
-    /// companion table of one (``TableName/attachmentOwner(of:)``).
-    static func isServed(_ name: String) -> Bool {
-        isValid(name) || attachmentOwner(of: name) != nil
-    }
-}

@@ -91,17 +91,22 @@ extension SQLiteStore {
         case .key(let key):
             guard key.count == 32 else { throw StoreError.keyMaterialCorrupt("a data key must be 32 bytes") }
             database = try key.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, options: options) }
+            try attachmentVault.unlock(dataKey: key)
         case .passphrase(let passphrase):
             let (dataKey, lock) = try Self.unlockOrCreateKey(for: url, passphrase: passphrase, options: options)
             database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, options: options, holding: lock) }
+            try attachmentVault.unlock(dataKey: dataKey)
         case .slot(let unlocker):
             guard FileManager.default.fileExists(atPath: url.path) else { throw StoreError.storeNotFound(url.path) }
             let (dataKey, lock) = try Self.unlockKey(for: url, unlocker: unlocker, options: options)
             var existing = options
             existing.createIfMissing = false
             database = try dataKey.withUnsafeBytes { try Self.openDatabase(at: url, key: $0, options: existing, holding: lock) }
+            try attachmentVault.unlock(dataKey: dataKey)
         }
         adopt(database)
+        // Files left by a crash before their row was committed (or after it was removed) go now.
+        if !options.readOnly { try? removeUnrecordedAttachmentFiles() }
     }
 
     /// The data key of the store at `url`: unlocked from its envelope, or, when creating a new

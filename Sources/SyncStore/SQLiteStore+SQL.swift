@@ -42,6 +42,22 @@ enum StoreSQL {
             "key" TEXT PRIMARY KEY NOT NULL,
             "value" TEXT NOT NULL
         );
+        CREATE TABLE IF NOT EXISTS "__attachments" (
+            "tableName" TEXT NOT NULL,
+            "attachmentId" TEXT NOT NULL COLLATE NOCASE,
+            "file" TEXT NOT NULL,
+            "wrappedKey" BLOB,
+            PRIMARY KEY ("tableName", "attachmentId")
+        );
+        CREATE TABLE IF NOT EXISTS "__attachment_transfers" (
+            "tableName" TEXT NOT NULL,
+            "attachmentId" TEXT NOT NULL COLLATE NOCASE,
+            "direction" INTEGER NOT NULL,
+            "attempts" INTEGER NOT NULL DEFAULT 0,
+            "notBefore" TEXT NOT NULL,
+            "lastError" TEXT,
+            PRIMARY KEY ("tableName", "attachmentId", "direction")
+        );
         """
 
     // MARK: schema

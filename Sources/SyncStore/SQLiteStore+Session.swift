@@ -69,6 +69,6 @@ final class StoreSession: StoreWriter {
     }
 
     static func checkTableName(_ table: String) throws {
-        guard TableName.isValid(table) else { throw StoreError.invalidTableName(table) }
+        guard TableName.isServed(table) else { throw StoreError.invalidTableName(table) }
     }
 }

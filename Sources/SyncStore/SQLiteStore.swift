@@ -32,6 +32,8 @@ public actor SQLiteStore: LocalStore {
     /// The topics each committed write transaction changed (user tables, queue, errors, config),
     /// published after the commit. In memory only.
     public nonisolated let changes: StoreChanges? = StoreChanges()
+    /// Where the store keeps attachment content (`<database>.attachments/`).
+    public nonisolated let attachmentVault: AttachmentVault
 
     /// The store's executor: its own serial dispatch queue, on which every SQLite call runs.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -44,6 +46,7 @@ public actor SQLiteStore: LocalStore {
         self.isEncrypted = isEncrypted
         self.isReadOnly = isReadOnly
         self.executor = StoreExecutor(label: "ciphersync.store")
+        self.attachmentVault = AttachmentVault(database: url, isEncrypted: isEncrypted)
     }
 
     /// Makes `database` this store's connection (on the store's queue, like everything it does).
@@ -80,11 +83,18 @@ public actor SQLiteStore: LocalStore {
 
     /// Runs `body` in one write transaction: all of its writes commit, or none do.
     public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        try writeTransaction { _, writer in try body(writer) }
+    }
+
+    /// Runs `body` in one write transaction, with the transaction's session beside the writer
+    /// that records what changed (the store's own tables are reached through the session).
+    func writeTransaction<T: Sendable>(_ body: (StoreSession, any StoreWriter) throws -> T) throws -> T {
         let connection = try requireConnection()
         guard !isReadOnly else { throw StoreError.fileSystem("The store at \(url.path) was opened for reading only.") }
-        let session = ChangeRecordingWriter(StoreSession(connection: connection, schema: schema))
+        let plain = StoreSession(connection: connection, schema: schema)
+        let session = ChangeRecordingWriter(plain)
         do {
-            let result = try mapDamage { try connection.transaction { try body(session) } }
+            let result = try mapDamage { try connection.transaction { try body(plain, session) } }
             changes?.publish(session.topics)
             return result
         } catch {
@@ -129,6 +139,7 @@ public actor SQLiteStore: LocalStore {
     public func close() throws {
         guard let connection = resources.connection else { return }
         resources.connection = nil
+        attachmentVault.lock()
         defer { resources.lock = nil }
         if isReadOnly { return connection.close() }
         let failure: SQLiteError

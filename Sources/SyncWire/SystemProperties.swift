@@ -157,6 +157,12 @@ public enum TableName {
         return name.unicodeScalars.allSatisfy { $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" }
     }
 
+    /// Whether `name` names a table that syncs: a user table (``isValid(_:)``), or the attachment
+    /// companion table of one (``attachmentOwner(of:)``).
+    public static func isServed(_ name: String) -> Bool {
+        isValid(name) || attachmentOwner(of: name) != nil
+    }
+
     /// The companion table that holds the attachment metadata of `table`: `T__attachments`.
     ///
     /// - Parameter table: A user table's name.

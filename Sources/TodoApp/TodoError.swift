@@ -14,6 +14,10 @@ public enum TodoError: Error, Sendable, Equatable, CustomStringConvertible {
     case server(String)
     /// Nothing to change was given.
     case nothingToChange
+    /// The item has no attachment with this name.
+    case unknownAttachment(String)
+    /// The item has several attachments with this name.
+    case ambiguousAttachment(String, matches: Int)
 
     /// A sentence for the terminal; it never holds a secret.
     public var description: String {
@@ -26,6 +30,8 @@ public enum TodoError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unauthorized: return "The server refused the sign-in (HTTP 401): check --auth-token-file; nothing was lost."
         case .server(let message): return "The server failed: \(message)"
         case .nothingToChange: return "Nothing to change: give --text and/or --complete."
+        case .unknownAttachment(let name): return "The item has no attachment named '\(name)'."
+        case .ambiguousAttachment(let name, let n): return "The item has \(n) attachments named '\(name)'."
         }
     }
 }

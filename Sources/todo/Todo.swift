@@ -28,7 +28,7 @@ struct Todo: AsyncParsableCommand {
             """,
         subcommands: [
             Add.self, List.self, Complete.self, Edit.self, Delete.self, Push.self, Pull.self, Sync.self, Purge.self,
-            Pending.self, Conflicts.self, Status.self, Watch.self, Demo.self,
+            Pending.self, Conflicts.self, Status.self, Watch.self, Demo.self, Attach.self, Attachments.self, Export.self,
         ])
 }
 

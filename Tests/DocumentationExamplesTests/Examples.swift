@@ -39,6 +39,38 @@ import Foundation
     let open = try await todo.read(Query().where(Field("complete") == false).orderBy("text"))
 }
 
+// Sources/SyncClient/SyncClient.docc/Attachments.md, line 18
+@Sendable func example_Sources_SyncClient_SyncClient_docc_Attachments_18() async throws {
+    let todo = try context.syncTable("todo")
+    let item = try await todo.insert(["text": "Inspect the boiler"])
+    let itemId = item["id"]?.stringValue ?? ""
+
+    // A file is streamed in (never read whole into memory); bytes work too.
+    let photo = try await todo.attach(
+        .file(URL(fileURLWithPath: "boiler.jpg")), to: itemId, name: "boiler.jpg", contentType: "image/jpeg")
+    try await todo.attach(.bytes(Array("signed".utf8)), to: itemId, name: "signature.txt", contentType: "text/plain")
+
+    for attachment in try await todo.attachments(of: itemId) {
+        print(attachment.name, attachment.size, attachment.sha256)
+    }
+
+    // Read it back as a stream of chunks, at any offset, or export it to a new file.
+    let content = try await todo.content(ofAttachment: photo.id)
+    for try await chunk in content.bytes() { render(chunk) }
+    try await content.export(to: URL(fileURLWithPath: "copy.jpg"))
+
+    // Content never changes for an id: replacing makes a new attachment with the same name.
+    let newer = try await todo.replaceAttachment(id: photo.id, with: .file(URL(fileURLWithPath: "boiler-2.jpg")))
+    try await todo.deleteAttachment(id: newer.id)
+}
+
+// Sources/SyncClient/SyncClient.docc/Attachments.md, line 48
+struct Inspection: Codable, Sendable {
+    var id: String
+    var text: String
+    var photo: AttachmentReference?
+}
+
 // Sources/SyncClient/SyncClient.docc/LiveData.md, line 19
 @Sendable func example_Sources_SyncClient_SyncClient_docc_LiveData_19() async throws {
     let todo = try context.syncTable("todo")

@@ -120,8 +120,8 @@ import Testing
         let json = try fixture.run("verify", ["--json"])
         #expect(json.exitCode == 0, "\(json)")
         let report = try JSONDecoder().decode(StoreVerificationReport.self, from: Data(json.stdout.utf8))
-        #expect(report.passed && report.checks.count == 10 && report.pages > 0)
-        #expect(Set(report.tables.map(\.name)).isSuperset(of: ["__operations", "__errors", "__config"]))
+        #expect(report.passed && report.checks.count == 11 && report.pages > 0)
+        #expect(Set(report.tables.map(\.name)).isSuperset(of: ["__operations", "__errors", "__config", "__attachments"]))
 
         try Data("left over".utf8).write(to: fixture.directory.file("store.db.bak"))
         let stray = try fixture.run("verify")

@@ -4,12 +4,17 @@
 Reads the envelope path from argv[1] and the slot id from argv[2] (default `passphrase`), the
 slot's secret from standard input (one line: the passphrase or recovery code; for the `tpm` slot
 the 32-byte secret the TPM unseals, as hex, e.g. from `tpm2_unseal`), and prints the data key as
-hex (and the pending key, if a rotation is in progress, on a second line). Uses the
-`cryptography` package; no CipherSync code.
+hex (and the pending key, if a rotation is in progress, on a second line).
+
+`envelope_decoder.py attachment FILE` reads an encrypted attachment file (FORMAT.md §11) with
+the attachment key given as hex on standard input, checks every segment's tag and prints the
+content's length and SHA-256 (hex) on one line. Uses the `cryptography` package; no CipherSync
+code.
 """
 import base64, hashlib, hmac, json, sys, unicodedata
 
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
@@ -24,7 +29,29 @@ def hkdf(ikm, salt, info):
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt or None, info=info).derive(ikm)
 
 
+def attachment(path, key):
+    data = open(path, "rb").read()
+    header = data[:16]
+    assert header[:4] == b"CSAT" and header[4] == 1 and header[7] == 0 and header[15] == 0, "header"
+    segment, granularity = 1 << header[5], 1 << header[6]
+    body = data[16:]
+    sealed = [body[i:i + segment + 16] for i in range(0, len(body), segment + 16)]
+    padded = b""
+    for index, chunk in enumerate(sealed):
+        final = index == len(sealed) - 1
+        nonce = header[8:15] + index.to_bytes(4, "big") + (b"\x01" if final else b"\x00")
+        padded += AESGCM(key).decrypt(nonce, chunk, header)
+    assert len(padded) % granularity == 0, "padding"
+    length = int.from_bytes(padded[-8:], "big")
+    assert (length + 8 + granularity - 1) // granularity * granularity == len(padded), "length"
+    assert padded[length:-8] == bytes(len(padded) - 8 - length), "padding"
+    content = padded[:length]
+    print(len(content), hashlib.sha256(content).hexdigest())
+
+
 def main():
+    if sys.argv[1] == "attachment":
+        return attachment(sys.argv[2], bytes.fromhex(sys.stdin.readline().strip()))
     envelope = json.load(open(sys.argv[1]))
     assert envelope["format"] == "ciphersync-key-envelope" and envelope["version"] == 1
     body = {k: v for k, v in envelope.items() if k not in ("digest", "mac")}

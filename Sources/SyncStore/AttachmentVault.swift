@@ -1,0 +1,299 @@
+public import Foundation
+public import SyncKeys
+import Synchronization
+
+/// Where a store keeps attachment content: the directory `<database>.attachments/` (mode 0700)
+/// beside the database, one file per attachment (Keys/FORMAT.md §11). An encrypted store seals
+/// each file under its own random key, wrapped under a key derived from the data key; a plain
+/// store keeps the content in clear.
+///
+/// Files are written as the content streams in (never all of it in memory) to a temporary file
+/// in the same directory, flushed and renamed; only then does the caller commit the metadata.
+/// Safe to share: it holds no state but its directory and its wrapping key.
+public final class AttachmentVault: Sendable {
+    /// The directory of the attachment files.
+    public let directory: URL
+    /// The key that wraps attachment keys, while an encrypted store is open; `nil` for a plain
+    /// store.
+    private let wrappingKey = Mutex<SecretBytes?>(nil)
+    /// Whether the store is encrypted (its files are sealed).
+    public let isEncrypted: Bool
+    /// The files being written or written and not yet settled (their rows not committed yet): a
+    /// sweep leaves them alone.
+    private let unsettled = Mutex<Set<String>>([])
+
+    init(database: URL, isEncrypted: Bool) {
+        directory = URL(fileURLWithPath: database.path + ".attachments", isDirectory: true)
+        self.isEncrypted = isEncrypted
+    }
+
+    /// Sets the wrapping key from the store's data key (when the store is opened).
+    func unlock(dataKey: SecretBytes) throws {
+        let key = try StoreKeys.transform { () throws(KeyError) in try AttachmentFormat.wrappingKey(dataKey: dataKey) }
+        wrappingKey.withLock { $0 = key }
+    }
+
+    /// Forgets the wrapping key (when the store is closed).
+    func lock() {
+        wrappingKey.withLock { $0 = nil }
+    }
+
+    /// The file name of attachment `id` of `table`: 32 hex digits of SHA-256(table 0x00 id) and
+    /// `.csat` (sealed) or `.bin` (plain); never the user's file name.
+    ///
+    /// - Parameters:
+    ///   - table: The attachment's table (the item's table).
+    ///   - id: The attachment's id.
+    /// - Returns: A file name in ``directory``.
+    public func fileName(table: String, id: String) -> String {
+        let digest = (try? KeyDerivation.sha256(Array(table.utf8) + [0] + Array(id.lowercased().utf8))) ?? []
+        return digest.prefix(16).map { String(format: "%02x", $0) }.joined() + (isEncrypted ? ".csat" : ".bin")
+    }
+
+    /// Creates the directory (0700) when it is missing.
+    func prepareDirectory() throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue { return }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StoreError.fileSystem("Cannot create the attachments directory \(directory.path).")
+        }
+    }
+
+    /// Writes the content `chunks` yields into the attachment's file: through a temporary file,
+    /// flushed and renamed. Computes its size and SHA-256 on the way.
+    ///
+    /// - Parameters:
+    ///   - table: The item's table.
+    ///   - id: The attachment's id.
+    ///   - chunks: Yields the content in pieces, then `nil`.
+    /// - Returns: The file's name, its wrapped key (encrypted stores), the size and the digest.
+    /// - Throws: ``StoreError/fileSystem(_:)`` or what `chunks` throws; no file is left behind.
+    package func write(table: String, id: String, chunks: () throws -> [UInt8]?) throws -> StagedAttachment {
+        let writer = try beginWrite(table: table, id: id)
+        do {
+            while let chunk = try chunks() { try writer.append(chunk) }
+            return try writer.finish()
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
+
+    /// Starts the attachment's file: content is then appended piece by piece
+    /// (``VaultFileWriter/append(_:)``) and the file committed by ``VaultFileWriter/finish()``.
+    ///
+    /// - Parameters:
+    ///   - table: The item's table.
+    ///   - id: The attachment's id.
+    /// - Returns: The writer of the file.
+    /// - Throws: ``StoreError``.
+    package func beginWrite(table: String, id: String) throws -> VaultFileWriter {
+        try prepareDirectory()
+        let name = fileName(table: table, id: id)
+        let temporaryName = ".\(UUID().uuidString.lowercased()).tmp"
+        unsettled.withLock { $0.formUnion([name, temporaryName]) }
+        do {
+            var key: SecretBytes?
+            var wrapped: [UInt8]?
+            if isEncrypted {
+                guard let kek = wrappingKey.withLock({ $0 }) else { throw StoreError.closed }
+                let fresh = try AttachmentFormat.newKey()
+                wrapped = try KeyWrap.wrap(fresh, using: kek)
+                key = fresh
+            }
+            return try VaultFileWriter(vault: self, table: table, id: id, name: name, temporaryName: temporaryName, key: key, wrapped: wrapped)
+        } catch {
+            unsettled.withLock { $0.subtract([name, temporaryName]) }
+            throw Self.mapped(error)
+        }
+    }
+
+    /// The store's error for a failure of a file or a key.
+    static func mapped(_ error: any Error) -> any Error {
+        if let error = error as? AttachmentFileError { return StoreError.fileSystem("Cannot write the attachment file: \(error.description)") }
+        if let error = error as? KeyError { return StoreError.keyMaterialCorrupt(error.description) }
+        return error
+    }
+
+    /// Forgets a temporary file name once its writer has ended.
+    fileprivate func release(_ names: [String]) {
+        unsettled.withLock { $0.subtract(names) }
+    }
+
+    /// Ends the life of a file written by ``write(table:id:chunks:)``: its row committed, or (when
+    /// `committed` is false) it is removed.
+    ///
+    /// - Parameters:
+    ///   - staged: The written file.
+    ///   - committed: Whether its row was committed.
+    package func settle(_ staged: StagedAttachment, committed: Bool) {
+        if !committed { remove(files: [staged.file]) }
+        unsettled.withLock { _ = $0.remove(staged.file) }
+    }
+
+    /// Opens the file of a recorded attachment for reading.
+    ///
+    /// - Parameter record: The attachment's row of `__attachments`.
+    /// - Returns: A reader of its content.
+    /// - Throws: ``AttachmentFileError`` for a missing, damaged or foreign file.
+    public func open(_ record: AttachmentFileRecord) throws -> any AttachmentFileContent {
+        let url = directory.appendingPathComponent(record.file)
+        guard let wrapped = record.wrappedKey else { return try PlainAttachmentFile(url: url) }
+        guard let kek = wrappingKey.withLock({ $0 }) else { throw AttachmentFileError.keyUnavailable }
+        guard let key = try? KeyWrap.unwrap(wrapped, using: kek) else { throw AttachmentFileError.keyUnavailable }
+        return try AttachmentFileReader(url: url, key: key)
+    }
+
+    /// Removes attachment files (missing ones are not an error).
+    ///
+    /// - Parameter files: File names in ``directory``.
+    public func remove(files: [String]) {
+        for file in files { _ = try? FileManager.default.removeItem(at: directory.appendingPathComponent(file)) }
+    }
+
+    /// Removes every file of the directory that is not among `kept` (temporary files left by a
+    /// crash, files of attachments whose row was never committed or is gone).
+    ///
+    /// - Parameter kept: The file names the store's rows name.
+    /// - Returns: The names removed.
+    @discardableResult
+    func sweep(keeping kept: Set<String>) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        let busy = unsettled.withLock { $0 }
+        let stale = names.filter { !kept.contains($0) && !busy.contains($0) }
+        remove(files: stale)
+        return stale
+    }
+}
+
+/// The writer of one attachment file (``AttachmentVault/beginWrite(table:id:)``): sealed or plain,
+/// hashed as it goes. Use from one task at a time.
+package final class VaultFileWriter {
+    private let vault: AttachmentVault
+    private let table: String
+    private let id: String
+    private let name: String
+    private let temporaryName: String
+    private let sealed: AttachmentFileWriter?
+    private let plain: RawFile?
+    private var hasher: SHA256Hasher?
+    private let wrapped: [UInt8]?
+    /// The content bytes appended so far.
+    package private(set) var size: Int64 = 0
+
+    fileprivate init(
+        vault: AttachmentVault, table: String, id: String, name: String, temporaryName: String, key: SecretBytes?, wrapped: [UInt8]?
+    ) throws {
+        self.vault = vault
+        self.table = table
+        self.id = id
+        self.name = name
+        self.temporaryName = temporaryName
+        self.wrapped = wrapped
+        hasher = try SHA256Hasher()
+        let temporary = vault.directory.appendingPathComponent(temporaryName)
+        if let key {
+            sealed = try AttachmentFileWriter(temporaryURL: temporary, key: key)
+            plain = nil
+        } else {
+            sealed = nil
+            plain = try RawFile.create(temporary)
+        }
+    }
+
+    /// Appends content.
+    ///
+    /// - Throws: ``StoreError``.
+    package func append(_ bytes: [UInt8]) throws {
+        do {
+            try hasher?.update(bytes)
+            if let sealed { try sealed.write(bytes) } else { try plain?.append(bytes) }
+            size += Int64(bytes.count)
+        } catch {
+            throw AttachmentVault.mapped(error)
+        }
+    }
+
+    /// Flushes the file, renames it to its name and flushes the directory.
+    ///
+    /// - Returns: The written file, for its row to be committed (then ``AttachmentVault/settle(_:committed:)``).
+    /// - Throws: ``StoreError``; the temporary file is removed.
+    package func finish() throws -> StagedAttachment {
+        let final = vault.directory.appendingPathComponent(name)
+        let temporary = vault.directory.appendingPathComponent(temporaryName)
+        defer { vault.release([temporaryName]) }
+        do {
+            if let sealed {
+                try sealed.commit(to: final)
+            } else if let plain {
+                try plain.syncAndClose()
+                try RawFile.rename(temporary, to: final)
+                try RawFile.syncDirectory(of: final)
+            }
+            guard let hasher = hasher.take() else { throw KeyError.cryptoFailure("SHA-256") }
+            let digest = try hasher.finalize()
+            return StagedAttachment(
+                table: table, id: id, file: name, wrappedKey: wrapped, size: size, sha256: digest.map { String(format: "%02x", $0) }.joined())
+        } catch {
+            discard()
+            throw AttachmentVault.mapped(error)
+        }
+    }
+
+    /// Removes the file (temporary or renamed) and forgets it.
+    package func discard() {
+        let temporary = vault.directory.appendingPathComponent(temporaryName)
+        sealed?.discard()
+        plain?.remove(temporary)
+        vault.remove(files: [temporaryName, name])
+        vault.release([temporaryName, name])
+    }
+}
+
+/// An attachment file written and flushed, whose row is not committed yet.
+public struct StagedAttachment: Sendable, Hashable {
+    /// The item's table.
+    public var table: String
+    /// The attachment's id.
+    public var id: String
+    /// The file's name in the vault.
+    public var file: String
+    /// The attachment key wrapped under the store's attachment wrapping key (encrypted stores).
+    public var wrappedKey: [UInt8]?
+    /// The content length.
+    public var size: Int64
+    /// The content's SHA-256, lowercase hex.
+    public var sha256: String
+}
+
+/// Content of an attachment file, read at any offset: the sealed reader or a plain file.
+public protocol AttachmentFileContent: Sendable {
+    /// The content length.
+    var contentLength: Int64 { get }
+    /// Up to `count` content bytes from `offset` (fewer only at the end).
+    func read(at offset: Int64, count: Int) throws(AttachmentFileError) -> [UInt8]
+    /// Checks the whole file (every tag of a sealed file).
+    func verify() throws(AttachmentFileError)
+}
+
+extension AttachmentFileReader: AttachmentFileContent {}
+
+/// A plain store's attachment file: the content in clear.
+final class PlainAttachmentFile: AttachmentFileContent {
+    private let file: RawFile
+    let contentLength: Int64
+
+    init(url: URL) throws(AttachmentFileError) {
+        file = try RawFile.openForReading(url)
+        contentLength = try file.size()
+    }
+
+    func read(at offset: Int64, count: Int) throws(AttachmentFileError) -> [UInt8] {
+        guard offset >= 0, count > 0, offset < contentLength else { return [] }
+        return try file.read(at: offset, count: Int(min(Int64(count), contentLength - offset)))
+    }
+
+    func verify() throws(AttachmentFileError) {}
+}

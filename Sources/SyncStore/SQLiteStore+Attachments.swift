@@ -1,0 +1,114 @@
+public import Foundation
+import SyncSQL
+import SyncSQLite
+
+/// A row of the store's system table `__attachments` (never synced): which file holds an
+/// attachment's content, and, in an encrypted store, its wrapped key.
+public struct AttachmentFileRecord: Sendable, Hashable {
+    /// The item's table.
+    public var table: String
+    /// The attachment's id.
+    public var id: String
+    /// The file's name in the store's ``AttachmentVault``.
+    public var file: String
+    /// The attachment key, wrapped (encrypted stores; `nil` in a plain store).
+    public var wrappedKey: [UInt8]?
+}
+
+/// The `__attachments` rows of one transaction of a ``SQLiteStore``.
+///
+/// Handed to the closures of ``AttachmentStoring/writeAttachments(_:)``; it lives as long as the
+/// closure runs.
+public struct AttachmentRows {
+    let session: StoreSession
+
+    /// Records an attachment file written by ``AttachmentVault``.
+    ///
+    /// - Parameter staged: The written file.
+    /// - Throws: `StoreError`.
+    public func insert(_ staged: StagedAttachment) throws {
+        try session.run(
+            StoreSQL.insertAttachment,
+            [.text(staged.table), .text(staged.id), .text(staged.file), staged.wrappedKey.map(SQLValue.blob) ?? .null])
+    }
+
+    /// The row of attachment `id` of `table`, or `nil`.
+    ///
+    /// - Throws: `StoreError`.
+    public func record(table: String, id: String) throws -> AttachmentFileRecord? {
+        try session.rows(StoreSQL.attachmentByID, [.text(table), .text(id)]).first.map(Self.record(from:))
+    }
+
+    /// Every row, or those of one table.
+    ///
+    /// - Throws: `StoreError`.
+    public func records(table: String? = nil) throws -> [AttachmentFileRecord] {
+        let rows = try table.map { try session.rows(StoreSQL.attachmentsOfTable, [.text($0)]) } ?? session.rows(StoreSQL.allAttachments)
+        return rows.map(Self.record(from:))
+    }
+
+    /// Removes the row of attachment `id` of `table` and its queued transfers (its file is the
+    /// caller's to remove once the transaction has committed).
+    ///
+    /// - Throws: `StoreError`.
+    public func delete(table: String, id: String) throws {
+        try session.run(StoreSQL.deleteAttachment, [.text(table), .text(id)])
+        try session.run(StoreSQL.deleteTransfersOfAttachment, [.text(table), .text(id)])
+    }
+
+    static func record(from row: [SQLValue]) -> AttachmentFileRecord {
+        var wrapped: [UInt8]?
+        if case .blob(let bytes) = row[3] { wrapped = bytes }
+        return AttachmentFileRecord(table: row[0].textValue ?? "", id: row[1].textValue ?? "", file: row[2].textValue ?? "", wrappedKey: wrapped)
+    }
+}
+
+/// A store that keeps attachment content: the SDK's sync tables reach attachments through this.
+package protocol AttachmentStoring: LocalStore {
+    /// Where the content files are.
+    var attachmentVault: AttachmentVault { get }
+    /// Runs `body` in one write transaction with the transaction's `__attachments` rows beside
+    /// its writer: the metadata row and the file's row commit together, or neither does.
+    func writeAttachments<T: Sendable>(_ body: @Sendable (any StoreWriter, AttachmentRows) throws -> T) async throws -> T
+    /// Runs `body` in a read transaction with the transaction's `__attachments` rows beside its
+    /// reader.
+    func readAttachments<T: Sendable>(_ body: @Sendable (any StoreReader, AttachmentRows) throws -> T) async throws -> T
+    /// Removes the files no row names (a crash between a file's rename and its row's commit, or
+    /// rows removed since).
+    func sweepAttachmentFiles() async throws
+}
+
+extension SQLiteStore: AttachmentStoring {
+    package func writeAttachments<T: Sendable>(_ body: @Sendable (any StoreWriter, AttachmentRows) throws -> T) async throws -> T {
+        try writeTransaction { session, writer in try body(writer, AttachmentRows(session: session)) }
+    }
+
+    package func readAttachments<T: Sendable>(_ body: @Sendable (any StoreReader, AttachmentRows) throws -> T) async throws -> T {
+        try await read { reader in
+            guard let session = reader as? StoreSession else { throw StoreError.database }
+            return try body(reader, AttachmentRows(session: session))
+        }
+    }
+
+    package func sweepAttachmentFiles() async throws {
+        guard !isReadOnly else { return }
+        try removeUnrecordedAttachmentFiles()
+    }
+
+    /// Removes the vault's files that no `__attachments` row names.
+    func removeUnrecordedAttachmentFiles() throws {
+        guard FileManager.default.fileExists(atPath: attachmentVault.directory.path) else { return }
+        let kept = try writeTransaction { session, _ in Set(try AttachmentRows(session: session).records().map(\.file)) }
+        attachmentVault.sweep(keeping: kept)
+    }
+}
+
+extension StoreSQL {
+    static let attachmentColumns = "\"tableName\", \"attachmentId\", \"file\", \"wrappedKey\""
+    static let insertAttachment = "INSERT OR REPLACE INTO \"__attachments\" (\(attachmentColumns)) VALUES (?, ?, ?, ?)"
+    static let attachmentByID = "SELECT \(attachmentColumns) FROM \"__attachments\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
+    static let attachmentsOfTable = "SELECT \(attachmentColumns) FROM \"__attachments\" WHERE \"tableName\" = ? ORDER BY \"attachmentId\""
+    static let allAttachments = "SELECT \(attachmentColumns) FROM \"__attachments\" ORDER BY \"tableName\", \"attachmentId\""
+    static let deleteAttachment = "DELETE FROM \"__attachments\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
+    static let deleteTransfersOfAttachment = "DELETE FROM \"__attachment_transfers\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
+}
