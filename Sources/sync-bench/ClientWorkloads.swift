@@ -46,6 +46,12 @@ enum ClientWorkload: String, CaseIterable, ExpressibleByArgument, Sendable {
     /// `count` rows inserted straight through SQLCipher with one prepared statement in one
     /// transaction: the ceiling of a pull.
     case reference
+    /// `count` times the two `INSERT`s of an offline write through SyncSQLite, one transaction
+    /// each: the reference of `offline-writes`.
+    case offlineReference = "offline-reference"
+    /// `sqlcipher_export` of the store into a new keyed database (`--target`): the reference of
+    /// `sync-keys encrypt` and `rotate`.
+    case export
 }
 
 /// `sync-bench child-workload …`: runs one client workload and prints its ``ChildReport``. The
@@ -62,6 +68,7 @@ struct ChildWorkload: AsyncParsableCommand {
     @Option var pageSize: Int?
     @Flag var batched = false
     @Option var parallelism = 1
+    @Option var target: String?
 
     func run() async throws {
         let encryption: StoreEncryption = encrypted ? .key(try KeyHandOver.readFromStandardInput()) : .none
@@ -70,6 +77,10 @@ struct ChildWorkload: AsyncParsableCommand {
         switch workload {
         case .reference:
             report = try reference(at: url, encryption: encryption)
+        case .offlineReference:
+            report = try await offlineReference(at: url, encryption: encryption)
+        case .export:
+            report = try exportReference(at: url, encryption: encryption)
         case .roundTrip:
             report = try await roundTrip()
         case .bareInserts:

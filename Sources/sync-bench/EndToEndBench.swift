@@ -53,7 +53,11 @@ struct EndToEndBench {
         if selected.contains(.offlineWrites) {
             records += try await repeated(.offlineWrites, "offline writes through the sync table", count: m, runs: bench.runs, unit: "ops/s")
         }
-        if selected.contains(.encrypt) || selected.contains(.rotate) {
+        if selected.contains(.offlineReference) {
+            records += try await repeated(
+                .offlineReference, "reference: an offline write's two INSERTs through SQLCipher", count: m, runs: bench.runs, unit: "ops/s")
+        }
+        if !selected.isDisjoint(with: [.encrypt, .rotate, .export]) {
             records += try await keyTool()
         }
         return records
@@ -277,13 +281,19 @@ struct EndToEndBench {
     }
 
     /// `sync-keys encrypt` and `rotate`, with the rate also shown without the one key
-    /// derivation each command makes (measured here on the default profile).
+    /// derivation each command makes (measured here on the default profile), and their
+    /// reference (`export`): `sqlcipher_export` of the same store into a new keyed database.
     private func keyTool() async throws -> [BenchRecord] {
         let tool = KeyToolBench(megabytes: bench.storeMegabytes, runs: bench.runs, scratch: scratch)
-        let measured = try await tool.measure(encrypt: selected.contains(.encrypt), rotate: selected.contains(.rotate)) { bench.progress($0) }
-        bench.progress("key derivation of the default profile (subtracted in the notes)")
-        let derivation = try (0..<bench.runs).map { _ in try StoreBench.unlockSeconds(.default) }.sorted()[(bench.runs - 1) / 2]
-        func record(_ workload: String, _ title: String, _ runs: [KeyToolBench.Run], store: String) -> BenchRecord? {
+        let measured = try await tool.measure(
+            encrypt: selected.contains(.encrypt), rotate: selected.contains(.rotate), export: selected.contains(.export)
+        ) { bench.progress($0) }
+        var derivation = 0.0
+        if selected.contains(.encrypt) || selected.contains(.rotate) {
+            bench.progress("key derivation of the default profile (subtracted in the notes)")
+            derivation = try (0..<bench.runs).map { _ in try StoreBench.unlockSeconds(.default) }.sorted()[(bench.runs - 1) / 2]
+        }
+        func record(_ workload: String, _ title: String, _ runs: [KeyToolBench.Run], store: String, derives: Bool = true) -> BenchRecord? {
             guard !runs.isEmpty else { return nil }
             var record = BenchRecord(
                 workload: workload, title: title, store: store, unit: "MB/s",
@@ -293,12 +303,17 @@ struct EndToEndBench {
                     sample.peakRSSBytes = run.report.peakRSSBytes > run.report.launcherRSSBytes ? run.report.peakRSSBytes : nil
                     return sample
                 })
-            if let megabytes = record.megabytes { record.rateExcludingKeyDerivation = megabytes / max(record.seconds - derivation, 1e-9) }
+            if derives, let megabytes = record.megabytes {
+                record.rateExcludingKeyDerivation = megabytes / max(record.seconds - derivation, 1e-9)
+            }
             return record
         }
         return [
             record("encrypt", "sync-keys encrypt (plain → encrypted)", measured.encrypt, store: "plain"),
+            record("export", "reference: sqlcipher_export into a new keyed database", measured.exportPlain, store: "plain", derives: false),
             record("rotate", "sync-keys rotate (new data key)", measured.rotate, store: "encrypted"),
+            record(
+                "export", "reference: sqlcipher_export into a new keyed database", measured.exportEncrypted, store: "encrypted", derives: false),
         ].compactMap { $0 }
     }
 }

@@ -98,10 +98,22 @@ struct KeyToolBench {
         var bytes: Int
     }
 
+    /// What ``measure(encrypt:rotate:export:progress:)`` measured.
+    struct Measured {
+        /// The runs of `encrypt` (empty when not selected) and of `rotate`.
+        var encrypt: [Run] = [], rotate: [Run] = []
+        /// The reference runs: `sqlcipher_export` of the plain store (beside `encrypt`) and of
+        /// the encrypted store (beside `rotate`) into a new keyed database.
+        var exportPlain: [Run] = [], exportEncrypted: [Run] = []
+        /// The rows of the store.
+        var rows = 0
+    }
+
     /// Runs the selected workloads; `encrypt` always runs once, since rotation needs an
-    /// encrypted store.
-    /// - Returns: The runs of `encrypt` (empty when not selected) and of `rotate`, and the rows.
-    func measure(encrypt: Bool, rotate: Bool, progress: (String) -> Void) async throws -> (encrypt: [Run], rotate: [Run], rows: Int) {
+    /// encrypted store. With `export`, each run of a tool is followed by its reference on the
+    /// same store (the plain one for `encrypt`, the encrypted one for `rotate`), so the two meet
+    /// the machine in the same minute.
+    func measure(encrypt: Bool, rotate: Bool, export: Bool, progress: (String) -> Void) async throws -> Measured {
         let tool = try BenchTools.locate("sync-keys")
         let passphrase = scratch.path("passphrase")
         // A random passphrase of 48 hex digits, written to the file and wiped here.
@@ -112,33 +124,62 @@ struct KeyToolBench {
         }
         progress("building a plain store of \(megabytes) MB")
         let source = URL(fileURLWithPath: scratch.path("keys-source.db"))
-        let rows = try await Self.fillPlainStore(at: source, megabytes: megabytes)
+        var measured = Measured()
+        measured.rows = try await Self.fillPlainStore(at: source, megabytes: megabytes)
         let sourceBytes = try Self.size(of: source)
 
-        var encrypted: [Run] = []
         var store: URL?
-        for run in 0..<(encrypt ? runs : 1) {
+        for run in 0..<(encrypt || export ? runs : 1) {
             progress("sync-keys encrypt, run \(run + 1)")
             let copy = URL(fileURLWithPath: scratch.path("keys-\(run).db"))
             try FileManager.default.copyItem(at: source, to: copy)
             let report = try await runTool(tool, ["encrypt", "--store", copy.path, "--passphrase-file", passphrase])
-            encrypted.append(Run(report: report, bytes: sourceBytes))
+            measured.encrypt.append(Run(report: report, bytes: sourceBytes))
             if let store { Self.removeStore(at: store) }
             store = copy
+            if export {
+                progress("sqlcipher_export of the plain store, run \(run + 1)")
+                measured.exportPlain.append(try await exportReference(of: source, key: nil))
+            }
         }
-        var rotated: [Run] = []
-        if rotate, let store {
+        if let store, rotate || export {
             for run in 0..<runs {
-                progress("sync-keys rotate, run \(run + 1)")
-                let bytes = try Self.size(of: store)
-                let report = try await runTool(tool, ["rotate", "--store", store.path, "--passphrase-file", passphrase])
-                rotated.append(Run(report: report, bytes: bytes))
+                if rotate {
+                    progress("sync-keys rotate, run \(run + 1)")
+                    let bytes = try Self.size(of: store)
+                    let report = try await runTool(tool, ["rotate", "--store", store.path, "--passphrase-file", passphrase])
+                    measured.rotate.append(Run(report: report, bytes: bytes))
+                }
+                if export {
+                    progress("sqlcipher_export of the encrypted store, run \(run + 1)")
+                    // The data key the envelope holds now (a rotation replaced it), unlocked
+                    // outside the measured part.
+                    let phrase = try Passphrase.normalized(SecretBytes(Array(secret.prefix { $0 != 0x0A })))
+                    let key = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: store)).unlock(passphrase: phrase)
+                    measured.exportEncrypted.append(try await exportReference(of: store, key: key))
+                }
             }
         }
         if let store { Self.removeStore(at: store) }
         Self.removeStore(at: source)
         try? FileManager.default.removeItem(atPath: passphrase)
-        return (encrypt ? encrypted : [], rotated, rows)
+        if !encrypt { measured.encrypt = [] }
+        return measured
+    }
+
+    /// One run of the export reference (``ChildWorkload/exportReference(at:encryption:)``) of
+    /// the database at `url` in a child process; the new database is removed afterwards.
+    private func exportReference(of url: URL, key: SecretBytes?) async throws -> Run {
+        let target = scratch.path("export.db")
+        defer { Self.removeStore(at: URL(fileURLWithPath: target)) }
+        var arguments = ["child-workload", ClientWorkload.export.rawValue, "--store", url.path, "--target", target, "--count", "0"]
+        if key != nil { arguments.append("--encrypted") }
+        var input = key.map { KeyHandOver.text(of: $0) } ?? []
+        defer { for i in input.indices { input[i] = 0 } }
+        let output = try await ChildRunner.run(BenchTools.ownExecutable, arguments, input: input, in: scratch)
+        let report = try JSONDecoder().decode(ChildReport.self, from: output)
+        return Run(
+            report: ToolReport(seconds: report.seconds, status: 0, peakRSSBytes: report.peakRSSBytes, launcherRSSBytes: 0), bytes: report.items)
     }
 
     private func runTool(_ tool: URL, _ arguments: [String]) async throws -> ToolReport {

@@ -29,7 +29,11 @@ struct SyncBench: AsyncParsableCommand {
                                 alone allows a push of one request at a time
               push-inserts      M queued inserts pushed; push-updates: M queued updates pushed
               offline-writes    M inserts through the sync table (row and queued operation each)
+              offline-reference the same M rows and queued operations written straight through SQLCipher
+                                on the store's connection, two prepared INSERTs in one transaction each
               encrypt, rotate   sync-keys encrypt / rotate on a store of --store-megabytes MB
+              export            sqlcipher_export of the same plain and encrypted stores into a new keyed
+                                database (the reference of encrypt and rotate), each run beside theirs
               live-latency      live sync: from device A's push returning to device B's observed query
                                 showing the item (B runs startLiveSync; a server with tables in memory)
               store             the store's workloads in this process
@@ -49,8 +53,10 @@ struct SyncBench: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Workloads to run, comma-separated (default: all).", valueName: "names"))
     var workloads: String?
-    @Option(name: [.customShort("n"), .long], help: "Items on the server (N) for the pulls and the reference.")
-    var items = 100_000
+    @Option(
+        name: [.customShort("n"), .long],
+        help: "Items on the server (N) for the pulls and the reference (default: 100,000; 1,000,000 with --headline).")
+    var items: Int?
     @Flag(help: "N = 1,000,000.") var million = false
     @Option(name: [.customShort("m"), .long], help: "Operations (M) pushed and written offline.") var operations = 5_000
     @Option(help: "Runs of each workload but the full pull and the pushes; the median is reported.") var runs = 3
@@ -74,6 +80,11 @@ struct SyncBench: AsyncParsableCommand {
     @Flag(help: "Store workloads: also run the writing ones with commits not synced to the disk (the cost of durability).")
     var unsyncedCommits = false
     @Flag(help: "Print JSON: one object per workload and store kind.") var json = false
+    @Flag(
+        help: ArgumentHelp(
+            "Run exactly the workloads of the performance goals and print each goal's ratio to its reference measured in the same run (sized by -n, -m, --store-megabytes and the runs options)."
+        ))
+    var headline = false
     @Flag(help: "Measure the server instead: a mixed load on SQLite and PostgreSQL (1 and 2 instances), and a full pull.")
     var serverWorkloads = false
     @Option(help: "With --server-workloads: concurrent clients.") var clients = 50
@@ -100,8 +111,8 @@ struct SyncBench: AsyncParsableCommand {
     enum Workload: String, CaseIterable {
         case reference, fullPull = "full-pull", incrementalPull = "incremental-pull", observedPull = "observed-pull"
         case roundTrip = "round-trip", bareInserts = "bare-inserts", pushInserts = "push-inserts", pushUpdates = "push-updates"
-        case offlineWrites = "offline-writes", liveLatency = "live-latency"
-        case encrypt, rotate, store, keyDerivation = "key-derivation", tpmUnlock = "tpm-unlock"
+        case offlineWrites = "offline-writes", offlineReference = "offline-reference", liveLatency = "live-latency"
+        case encrypt, rotate, export, store, keyDerivation = "key-derivation", tpmUnlock = "tpm-unlock"
     }
 
     /// The database of the server the pushes go to.
@@ -110,16 +121,20 @@ struct SyncBench: AsyncParsableCommand {
     }
 
     /// N: `--items`, or a million with `--million`.
-    var serverItems: Int { million ? 1_000_000 : items }
+    var serverItems: Int { million ? 1_000_000 : items ?? (headline ? 1_000_000 : 100_000) }
 
     func validate() throws {
-        guard items > 0, operations > 0, runs > 0, pullRuns > 0, pushRuns > 0, storeMegabytes > 0, offlineItems > 0, pulledItems > 0, liveSamples > 0,
+        guard (items ?? 1) > 0, operations > 0, runs > 0, pullRuns > 0, pushRuns > 0, storeMegabytes > 0, offlineItems > 0, pulledItems > 0,
+            liveSamples > 0,
             (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0, clients > 0, requestsPerClient > 0, serverPullItems > 0
         else { throw ValidationError("counts must be positive") }
         guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetHeldStreams >= 0 else {
             throw ValidationError("fleet counts must be positive")
         }
         _ = try selection()
+        if headline, workloads != nil || fleet || serverWorkloads {
+            throw ValidationError("--headline runs its own workloads: leave out --workloads, --fleet and --server-workloads")
+        }
     }
 
     /// The workloads `--workloads` names.
@@ -150,24 +165,46 @@ struct SyncBench: AsyncParsableCommand {
         }
         let selected = try selection()
         let startLoad = loadAverage
+        var records = try await inScratch { scratch in
+            if headline { return try await Headline.measure(self, in: scratch) }
+            return try await measure(selected, in: scratch)
+        }
+        records.relate()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if headline {
+            let lines = try Headline.lines(records, bench: self)
+            if json {
+                print(String(decoding: try encoder.encode(HeadlineReport(headline: lines, records: records)), as: UTF8.self))
+            } else {
+                print((header(startLoad: startLoad) + [Headline.report(lines), "", records.report(header: [])]).joined(separator: "\n"))
+            }
+        } else if json {
+            print(String(decoding: try encoder.encode(records), as: UTF8.self))
+        } else {
+            print(records.report(header: header(startLoad: startLoad)))
+        }
+    }
+
+    /// The output of `--headline --json`: the goals' lines and every record they come from.
+    struct HeadlineReport: Codable {
+        var headline: [HeadlineLine]
+        var records: [BenchRecord]
+    }
+
+    /// Runs `body` with a scratch directory that is removed afterwards, also when the benchmark
+    /// is interrupted (its children are stopped then).
+    private func inScratch(_ body: (Scratch) async throws -> [BenchRecord]) async throws -> [BenchRecord] {
         ChildRegistry.shared.installSignalHandlers()
         let scratch = try Scratch()
-        var records: [BenchRecord]
         do {
-            records = try await measure(selected, in: scratch)
+            let records = try await body(scratch)
             scratch.remove()
+            return records
         } catch {
             ChildRegistry.shared.waitIfInterrupted()
             scratch.remove()
             throw error
-        }
-        records.relate()
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(records), as: UTF8.self))
-        } else {
-            print(records.report(header: header(startLoad: startLoad)))
         }
     }
 
@@ -210,8 +247,10 @@ struct SyncBench: AsyncParsableCommand {
             "medians of \(runs) runs (full pull: \(pullRuns), pushes: \(pushRuns)); executables from \(BenchTools.ownExecutable.deletingLastPathComponent().path)",
             "encrypted = SQLCipher with a raw 256-bit key, 4096-byte pages, HMAC on; peak RSS = the high-water mark of the process that ran the workload",
             "pull pages: client \(pageSize.map(String.init) ?? "default"), server \(serverPageSize.map(String.init) ?? "default"); "
-                + "pushes to \(pushDatabase == .file ? "the seeded server (SQLite file)" : "a server with its tables in memory"); "
-                + "load average at the start: \(startLoad), at the end: \(loadAverage)",
+                + (headline
+                    ? "serial pushes to a server with its tables in memory, batched pushes to the seeded server (SQLite file); "
+                    : "pushes to \(pushDatabase == .file ? "the seeded server (SQLite file)" : "a server with its tables in memory"); ")
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores; load average at the start: \(startLoad), at the end: \(loadAverage)",
             "",
         ]
     }
