@@ -27,7 +27,7 @@ public actor SyncContext {
     /// The hook that sees each pushed operation and the push's errors, if any.
     public nonisolated let conflictHandler: (any SyncConflictHandler)?
     nonisolated let logger: Logger
-    /// The test hook told of each ``SyncCheckpoint`` reached, if any.
+    /// The test hook told of each `SyncCheckpoint` reached, if any.
     nonisolated let checkpoint: (@Sendable (SyncCheckpoint) -> Void)?
     /// Push, pull and purge take turns here, in call order.
     nonisolated let gate = AsyncSerialGate()
@@ -57,13 +57,27 @@ public actor SyncContext {
     ///     operation as it is.
     ///   - logger: where the engine logs (at `debug` and `info`, never item values); by default
     ///     nothing is logged.
-    ///   - checkpoint: **a test hook**, `nil` in apps: called synchronously, on the context, at
-    ///     each ``SyncCheckpoint`` a push or pull reaches, so that crash tests can end the process
-    ///     there. It must return at once and must not call the context.
+    public init(
+        client: MobileServiceClient, store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
+        logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.init(client: client, store: store, conflictHandler: conflictHandler, logger: logger, checkpoint: nil)
+    }
+
+    /// Creates a sync context that reports each `SyncCheckpoint` a push or pull reaches to a test
+    /// hook, so that crash tests can end the process there.
+    /// - Parameters:
+    ///   - client: the client for the backend.
+    ///   - store: the local store.
+    ///   - conflictHandler: sees each pushed operation and may resolve conflicts.
+    ///   - logger: where the engine logs.
+    ///   - checkpoint: called synchronously, on the context, at each checkpoint; `nil` reports
+    ///     nothing. It must return at once and must not call the context.
+    @_spi(Testing)
     public init(
         client: MobileServiceClient, store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
         logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() }),
-        checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = nil
+        checkpoint: (@Sendable (SyncCheckpoint) -> Void)?
     ) {
         self.client = client
         self.store = store
@@ -202,8 +216,9 @@ public actor SyncContext {
 }
 
 /// A point of a push or pull where a crash leaves a state of its own, reported to the test hook
-/// of ``SyncContext/init(client:store:conflictHandler:logger:checkpoint:)``. The raw values are
+/// of `SyncContext.init(client:store:conflictHandler:logger:checkpoint:)`. The raw values are
 /// stable names (the `todo` tool's fault-injection switch uses them).
+@_spi(Testing)
 public enum SyncCheckpoint: String, Sendable, CaseIterable {
     /// A push claimed an operation and marked it attempted; its request is not sent yet.
     case pushClaimed = "push-claimed"
