@@ -98,7 +98,7 @@ public actor SyncContext {
     /// - Returns: the table; nothing is read or written until it is used.
     /// - Throws: ``SyncError/invalidTableName`` for a name that is not a valid table name.
     public nonisolated func syncTable(_ name: String) throws -> SyncTable {
-        guard TableName.isValid(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
+        guard TableName.isValid(name) else { throw SyncError.notATableName() }
         return SyncTable(name: name, context: self)
     }
 
@@ -202,7 +202,7 @@ public actor SyncContext {
         if let error = error as? SyncError { return error }
         if let error = error as? StoreError {
             switch error {
-            case StoreError.invalidTableName: return SyncError(.invalidTableName, reason: "Not a valid table name.", underlying: error)
+            case StoreError.invalidTableName: return SyncError.notATableName(error)
             case StoreError.invalidItem: return SyncError(.invalidItem, reason: "The store refused the item.", underlying: error)
             case StoreError.invalidQuery: return SyncError(.invalidQuery, reason: "The store cannot evaluate the query.", underlying: error)
             case StoreError.diskFull, StoreError.ioError, StoreError.corruptOrKeyMismatch:
