@@ -6,18 +6,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         // The one product an app imports (`import CipherSync`): the client, the stores, secrets, JSON
-        // values and queries, and their errors. The products below it are the modules it is made of.
+        // values and queries, and their errors; a store author's `LocalStore` contract comes with it.
         .library(name: "CipherSync", targets: ["CipherSync"]),
-        .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
-        .library(name: "SyncKeys", targets: ["SyncKeys"]),
-        .library(name: "SyncWire", targets: ["SyncWire"]),
-        .library(name: "SyncSQL", targets: ["SyncSQL"]),
-        .library(name: "SyncKeyMaintenance", targets: ["SyncKeyMaintenance"]),
-        .library(name: "SyncStore", targets: ["SyncStore"]),
-        .library(name: "SyncClient", targets: ["SyncClient"]),
+        // The server integrator's: the reference server in a Swift process, or over another
+        // `TableStorage` (it re-exports SyncWire and SyncSQL, whose types its API names).
         .library(name: "SyncServer", targets: ["SyncServer"]),
-        .library(name: "SyncCLI", targets: ["SyncCLI"]),
-        .library(name: "TodoApp", targets: ["TodoApp"]),
+        // The other library targets are the modules these two are made of; SyncCLI and TodoApp
+        // are the executables' own code.
         .executable(name: "sync-server", targets: ["sync-server"]),
         .executable(name: "sync-keys", targets: ["sync-keys"]),
         .executable(name: "todo", targets: ["todo"]),

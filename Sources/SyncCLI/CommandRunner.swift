@@ -18,7 +18,7 @@ import SyncKeys
 ///    becomes one line `<tool>: <message>` on standard error and the exit code of
 ///    ``ExitStatus/for(_:)``.
 /// 5. Secrets captured from the environment and never used are wiped; with the test hook
-///    ``PauseInjection`` the process then stops itself, and it exits.
+///    `PauseInjection` (`CIPHERSYNC_PAUSE_STEP`) the process then stops itself, and it exits.
 public enum CommandRunner {
     /// Parses `arguments` (the command line without the program name), runs `Root`, then exits
     /// the process.

@@ -10,6 +10,7 @@ import SyncSQLite
 ///
 /// The hook cannot weaken security: it only damages the scratch copy, a file that anyone who can
 /// set the environment can already write; it reads no secret.
+@_spi(Testing)
 public struct CopyDamage: Sendable {
     /// The environment variable the hook reads.
     public static let environmentVariable = "CIPHERSYNC_FAULT_DAMAGE_PAGE"

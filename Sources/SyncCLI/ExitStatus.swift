@@ -39,26 +39,29 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             return error.status
         case let error as StoreError:
             switch error {
-            case .wrongPassphrase: return .wrongPassphrase
-            case .keyMaterialMissing, .keyMaterialCorrupt, .corruptOrKeyMismatch, .slotMissing, .shredded: return .keyMaterial
-            case .invalidPassphrase: return .usage
-            case .wrongPIN: return .wrongPIN
-            case .tpmLockedOut: return .tpmLockedOut
-            case .tpmUnavailable: return .tpmUnavailable
-            case .diskFull: return .diskFull
-            case .ioError: return .ioError
+            case StoreError.wrongPassphrase: return .wrongPassphrase
+            case StoreError.keyMaterialMissing, StoreError.keyMaterialCorrupt, StoreError.corruptOrKeyMismatch, StoreError.slotMissing,
+                StoreError.shredded:
+                return .keyMaterial
+            case StoreError.invalidPassphrase: return .usage
+            case StoreError.wrongPIN: return .wrongPIN
+            case StoreError.tpmLockedOut: return .tpmLockedOut
+            case StoreError.tpmUnavailable: return .tpmUnavailable
+            case StoreError.diskFull: return .diskFull
+            case StoreError.ioError: return .ioError
             default: return .failure
             }
         case let error as KeyError:
             switch error {
-            case .wrongPassphrase: return .wrongPassphrase
-            case .keyMaterialMissing, .envelopeCorrupt, .unsupportedEnvelopeVersion, .weakKeyDerivation, .unwrapFailed, .slotMissing,
-                .shredded:
+            case KeyError.wrongPassphrase: return .wrongPassphrase
+            case KeyError.keyMaterialMissing, KeyError.envelopeCorrupt, KeyError.unsupportedEnvelopeVersion, KeyError.weakKeyDerivation,
+                KeyError.unwrapFailed, KeyError.slotMissing,
+                KeyError.shredded:
                 return .keyMaterial
-            case .emptyPassphrase, .passphraseTooLong: return .usage
-            case .wrongPIN: return .wrongPIN
-            case .tpmLockedOut: return .tpmLockedOut
-            case .tpmKeyMissing, .tpmPolicyRefused, .tpmFailure: return .tpmUnavailable
+            case KeyError.emptyPassphrase, KeyError.passphraseTooLong: return .usage
+            case KeyError.wrongPIN: return .wrongPIN
+            case KeyError.tpmLockedOut: return .tpmLockedOut
+            case KeyError.tpmKeyMissing, KeyError.tpmPolicyRefused, KeyError.tpmFailure: return .tpmUnavailable
             default: return .failure
             }
         default:

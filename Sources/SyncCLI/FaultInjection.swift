@@ -14,6 +14,7 @@ import Synchronization
 /// `push-sent`, `pull-page`). The hook cannot weaken security: all it can do is end the process,
 /// which anyone who can set the environment can already do; it reads no secret and changes no
 /// file.
+@_spi(Testing)
 public struct FaultInjection: Sendable {
     /// The environment variable the hook reads.
     public static let environmentVariable = "CIPHERSYNC_FAULT_STEP"

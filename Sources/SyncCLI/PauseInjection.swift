@@ -6,14 +6,14 @@ import Foundation
 ///
 /// The one point is `closed`: the command has finished its work (its store is closed and its lock
 /// released, and the secrets it read have been dropped) and the tool is about to exit. Like
-/// ``FaultInjection``, the hook cannot weaken security: it reads no secret and changes no file, and
+/// `FaultInjection`, the hook cannot weaken security: it reads no secret and changes no file, and
 /// stopping a process is something anyone who can set its environment can already do.
-public enum PauseInjection {
+enum PauseInjection {
     /// The environment variable the hook reads.
-    public static let environmentVariable = "CIPHERSYNC_PAUSE_STEP"
+    static let environmentVariable = "CIPHERSYNC_PAUSE_STEP"
 
     /// Where a tool can pause.
-    public enum Point: String, Sendable, CaseIterable {
+    enum Point: String, Sendable, CaseIterable {
         /// The command's work is done and its store closed; the process is about to exit.
         case closed
     }
@@ -21,7 +21,7 @@ public enum PauseInjection {
     /// The point the environment asks for, or `nil` (the normal case).
     ///
     /// - Throws: ``CLIError`` (usage) when the variable names no known point.
-    public static func fromEnvironment() throws -> Point? {
+    static func fromEnvironment() throws -> Point? {
         guard let value = ProcessInfo.processInfo.environment[environmentVariable], !value.isEmpty else { return nil }
         guard let point = Point(rawValue: value) else {
             throw CLIError.usage("\(environmentVariable)=\(value) is not a known pause point.")
@@ -34,7 +34,7 @@ public enum PauseInjection {
     /// The signal goes to the calling thread (`raise`), which stops before the call returns; sent
     /// to the process (`kill(getpid(), …)`) it may be taken by another thread while this one
     /// runs on to `exit`, which cancels the stop.
-    public static func pause() {
+    static func pause() {
         raise(SIGSTOP)
     }
 }

@@ -183,7 +183,7 @@ struct AttachmentTransfer: Sendable {
     }
 
     private func contentURL(_ table: String, _ attachmentID: String) throws -> URL {
-        guard TableName.isValid(table) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
+        guard TableName.isValid(table) else { throw SyncError.notATableName() }
         guard ItemID.isValid(attachmentID) else { throw SyncError(.invalidItemID, reason: "Not a valid attachment id.") }
         return try connection.url(["tables", TableName.attachments(of: table), attachmentID, "content"])
     }

@@ -55,8 +55,8 @@ public struct HTTPSyncTransport: SyncTransport {
         return configuration
     }
 
-    /// Builds the `URLRequest` for a ``SyncRequest`` (exposed for tests of request building).
-    public func urlRequest(for request: SyncRequest) -> URLRequest {
+    /// Builds the `URLRequest` for a ``SyncRequest``.
+    func urlRequest(for request: SyncRequest) -> URLRequest {
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         urlRequest.httpMethod = request.method.rawValue
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
@@ -65,7 +65,7 @@ public struct HTTPSyncTransport: SyncTransport {
     }
 
     /// Sends the request and returns the answer, whatever its status. It carries the request's
-    /// method, URL, headers and body (with its `Content-Length`), as ``urlRequest(for:)`` builds
+    /// method, URL, headers and body (with its `Content-Length`), as `urlRequest(for:)` builds
     /// them, and may stay idle up to the transport's timeout between two reads. On Linux the
     /// request's head is made straight from `request`, without a `URLRequest`.
     /// - Parameter request: the request.

@@ -44,14 +44,14 @@ public final class MobileServiceClient: Sendable {
     /// The online table `name`: every call is a request to the server.
     /// - Throws: ``SyncError/invalidTableName``.
     public func table(_ name: String) throws -> RemoteTable {
-        guard TableName.isServed(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
+        guard TableName.isServed(name) else { throw SyncError.notATableName() }
         return RemoteTable(name: name, connection: connection, features: [.untypedTable])
     }
 
     /// The online table `name`, reading and writing `Model` values.
     /// - Throws: ``SyncError/invalidTableName``.
     public func table<Model: Codable & Sendable>(_ name: String, as type: Model.Type) throws -> TypedRemoteTable<Model> {
-        guard TableName.isServed(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
+        guard TableName.isServed(name) else { throw SyncError.notATableName() }
         return TypedRemoteTable(RemoteTable(name: name, connection: connection, features: [.typedTable]))
     }
 }

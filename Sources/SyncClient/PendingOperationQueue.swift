@@ -36,7 +36,7 @@ enum PendingOperationQueue {
             try writer.upsert(table: table, items: [item], ignoreMissingColumns: false)
             try touch(&operation, in: writer)
         default:
-            throw SyncError(.operationNotAllowed, reason: "The item has a pending delete.")
+            throw SyncError.pendingDelete
         }
     }
 
@@ -69,7 +69,7 @@ enum PendingOperationQueue {
                 .operationNotAllowed,
                 reason: "The item's insert may already be on the server: push first (or discard the insert), then delete.")
         default:
-            throw SyncError(.operationNotAllowed, reason: "The item has a pending delete.")
+            throw SyncError.pendingDelete
         }
     }
 

@@ -181,7 +181,7 @@ public final class PushOperation: Sendable {
         }
         if response.body.isEmpty { return nil }
         guard let serverItem = ServiceConnection.item(from: response) else {
-            throw SyncError(.malformedServerResponse, reason: "The server's answer is not a JSON object.", statusCode: response.statusCode)
+            throw SyncError.notAJSONObject(statusCode: response.statusCode)
         }
         return try accepted(serverItem, statusCode: response.statusCode)
     }

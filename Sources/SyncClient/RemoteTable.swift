@@ -94,7 +94,7 @@ public struct RemoteTable: Sendable {
     private func item(from response: SyncResponse) throws -> JSONObject {
         guard response.isSuccess else { throw ServiceConnection.error(for: response) }
         guard let item = ServiceConnection.item(from: response) else {
-            throw SyncError(.malformedServerResponse, reason: "The server's answer is not a JSON object.", statusCode: response.statusCode)
+            throw SyncError.notAJSONObject(statusCode: response.statusCode)
         }
         return item
     }

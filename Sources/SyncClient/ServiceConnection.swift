@@ -65,7 +65,7 @@ struct ServiceConnection: Sendable {
 
     /// The URL of a path under the service URL, each segment encoded, with query items.
     func url(_ segments: [String], query: [(String, String)] = []) throws -> URL {
-        guard var components = base else { throw SyncError(.invalidURL, reason: "The service URL cannot be parsed.") }
+        guard var components = base else { throw SyncError.unparsableServiceURL }
         var path = components.percentEncodedPath
         for segment in segments { path += "/" + PercentEncoding.encode(segment) }
         components.percentEncodedPath = path
@@ -74,7 +74,7 @@ struct ServiceConnection: Sendable {
             ? nil
             : ODataQuery.string(query.map { (name: $0.0, value: $0.1) })
         guard let url = components.url else {
-            throw SyncError(.invalidURL, reason: "The request URL cannot be built.")
+            throw SyncError.unbuildableRequestURL
         }
         return url
     }
@@ -169,7 +169,7 @@ struct ServiceConnection: Sendable {
             if run?.isCancelled == true || Task.isCancelled || error is CancellationError || Self.isCancelledURLError(error) {
                 throw SyncError(.cancelled, underlying: error)
             }
-            throw SyncError(.transportFailed, reason: "No answer from the server.", underlying: error)
+            throw SyncError.noAnswer(error)
         }
     }
 

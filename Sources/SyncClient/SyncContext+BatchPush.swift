@@ -106,7 +106,7 @@ extension SyncContext {
         case 413:
             return .tooLarge
         case 401:
-            return .answered([.abort(SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401))])
+            return .answered([.abort(SyncError.pushRefusedSignIn)])
         case 200:
             guard let answers = Self.batchAnswers(response), answers.count == group.count else {
                 return .answered([.abort(SyncError(.pushAbortedByNetwork, reason: "The server's batch answer could not be read."))])

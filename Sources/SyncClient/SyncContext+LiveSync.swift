@@ -190,13 +190,13 @@ private struct LiveSyncRunner: Sendable {
     private func changesRequest(lastEventID: String?) throws -> SyncRequest {
         let connection = context.connection
         guard var components = URLComponents(url: connection.baseURL, resolvingAgainstBaseURL: true) else {
-            throw SyncError(.invalidURL, reason: "The service URL cannot be parsed.")
+            throw SyncError.unparsableServiceURL
         }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }
         components.percentEncodedPath = path + "/changes"
         components.percentEncodedQuery = "tables=" + tables.map(\.name).joined(separator: ",")
-        guard let url = components.url else { throw SyncError(.invalidURL, reason: "The request URL cannot be built.") }
+        guard let url = components.url else { throw SyncError.unbuildableRequestURL }
         var headers = connection.headers(features: [], hasBody: false)
         headers["Accept"] = "text/event-stream"
         if let lastEventID { headers["Last-Event-ID"] = lastEventID }
@@ -211,7 +211,7 @@ private struct LiveSyncRunner: Sendable {
 
     private static func streamError(_ error: any Error) -> SyncError {
         if let error = error as? SyncError { return error }
-        return SyncError(.transportFailed, reason: "No answer from the server.", underlying: error)
+        return SyncError.noAnswer(error)
     }
 }
 

@@ -9,7 +9,7 @@ extension SyncContext {
     func pull(table: String, query: Query, queryId: String?, pageSize: Int) async throws -> Int {
         try PullValidation.check(query, queryId: queryId)
         let pageSize = pageSize > 0 ? pageSize : PullValidation.defaultPageSize
-        return try await exclusive(cancelled: SyncError(.pullCancelled, reason: "The pull was cancelled.")) { run in
+        return try await exclusive(cancelled: SyncError.pullWasCancelled()) { run in
             try await runPull(table: table, query: query, queryId: queryId, pageSize: pageSize, run: run)
         }
     }
@@ -58,7 +58,7 @@ extension SyncContext {
         while let current = fetched {
             let page = current.page
             fetched = nil
-            if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
+            if run.isCancelled { throw SyncError.pullWasCancelled() }
             if page.items.isEmpty { break }
             checkpoint?(.pullPage)
             // The latest `updatedAt` over every item (also those skipped or deleted).
@@ -150,7 +150,7 @@ extension SyncContext {
         do {
             found = try await connection.items(withID: unsettled.stored, table: table, run: run)
         } catch let error as SyncError where error == .cancelled {
-            throw SyncError(.pullCancelled, reason: "The pull was cancelled.", underlying: error)
+            throw SyncError.pullWasCancelled(error)
         }
         guard let found else {
             throw SyncError(.requestFailed, reason: "The server did not answer a read of one item id with a page.")
@@ -176,12 +176,12 @@ extension SyncContext {
     private nonisolated func fetchPage(
         _ url: URL, features: Set<Feature>, run: RunHandle
     ) async throws -> (page: PullPage, nextLink: URL?) {
-        if run.isCancelled { throw SyncError(.pullCancelled, reason: "The pull was cancelled.") }
+        if run.isCancelled { throw SyncError.pullWasCancelled() }
         let response: SyncResponse
         do {
             response = try await connection.send(try connection.request(.get, url: url, features: features), run: run)
         } catch let error as SyncError where error == .cancelled {
-            throw SyncError(.pullCancelled, reason: "The pull was cancelled.", underlying: error)
+            throw SyncError.pullWasCancelled(error)
         }
         guard response.isSuccess else { throw ServiceConnection.error(for: response) }
         let page = try PullPage.decode(response.body, statusCode: response.statusCode)

@@ -23,7 +23,7 @@ extension SyncContext {
     ///   nothing was read or sent); ``SyncError/invalidSetting`` when the client's installation
     ///   id cannot be sent in a header (a control character: nothing is read or sent).
     public func push() async throws {
-        try await exclusive(cancelled: SyncError(.pushCancelled, reason: "The push was cancelled.")) { run in
+        try await exclusive(cancelled: SyncError.pushWasCancelled()) { run in
             try await runPush(run)
         }
     }
@@ -403,7 +403,7 @@ extension SyncContext {
         /// - Returns: whether the push stops.
         @discardableResult
         mutating func stopIfCancelled(_ run: RunHandle) -> Bool {
-            if abort == nil, run.isCancelled { abort = SyncError(.pushCancelled, reason: "The push was cancelled.") }
+            if abort == nil, run.isCancelled { abort = SyncError.pushWasCancelled() }
             return abort != nil
         }
     }
@@ -426,11 +426,11 @@ extension SyncContext {
             } else {
                 result = try await operation.execute()
             }
-            if operation.isPushCancelled { return .abort(SyncError(.pushCancelled, reason: "The push was cancelled.")) }
+            if operation.isPushCancelled { return .abort(SyncError.pushWasCancelled()) }
             return .success(result)
         } catch {
             if operation.isPushCancelled || run.isCancelled || error is CancellationError {
-                return .abort(SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error))
+                return .abort(SyncError.pushWasCancelled(error))
             }
             if let abort = Self.pushAbort(for: error) { return .abort(abort) }
             return .failure(PushFailure(error: error, item: operation.item, response: operation.lastResponse))
@@ -448,15 +448,15 @@ extension SyncContext {
     /// The abort an error stops the whole push with (no network, a 401, a cancellation, the local
     /// store), or `nil` for an error of the operation alone.
     static func pushAbort(for error: any Error) -> SyncError? {
-        if error is CancellationError { return SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error) }
+        if error is CancellationError { return SyncError.pushWasCancelled(error) }
         guard let error = error as? SyncError else { return nil }
         switch error.code {
         case .transportFailed:
             return SyncError(.pushAbortedByNetwork, reason: "The server could not be reached.", underlying: error)
         case .authenticationRequired:
-            return SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401)
+            return SyncError.pushRefusedSignIn
         case .cancelled, .pushCancelled:
-            return SyncError(.pushCancelled, reason: "The push was cancelled.", underlying: error)
+            return SyncError.pushWasCancelled(error)
         case .localStoreFailed:
             return storeAbort(error)
         default:

@@ -27,7 +27,7 @@ public actor SyncContext {
     /// The hook that sees each pushed operation and the push's errors, if any.
     public nonisolated let conflictHandler: (any SyncConflictHandler)?
     nonisolated let logger: Logger
-    /// The test hook told of each ``SyncCheckpoint`` reached, if any.
+    /// The test hook told of each `SyncCheckpoint` reached, if any.
     nonisolated let checkpoint: (@Sendable (SyncCheckpoint) -> Void)?
     /// Push, pull and purge take turns here, in call order.
     nonisolated let gate = AsyncSerialGate()
@@ -57,13 +57,27 @@ public actor SyncContext {
     ///     operation as it is.
     ///   - logger: where the engine logs (at `debug` and `info`, never item values); by default
     ///     nothing is logged.
-    ///   - checkpoint: **a test hook**, `nil` in apps: called synchronously, on the context, at
-    ///     each ``SyncCheckpoint`` a push or pull reaches, so that crash tests can end the process
-    ///     there. It must return at once and must not call the context.
+    public init(
+        client: MobileServiceClient, store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
+        logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.init(client: client, store: store, conflictHandler: conflictHandler, logger: logger, checkpoint: nil)
+    }
+
+    /// Creates a sync context that reports each `SyncCheckpoint` a push or pull reaches to a test
+    /// hook, so that crash tests can end the process there.
+    /// - Parameters:
+    ///   - client: the client for the backend.
+    ///   - store: the local store.
+    ///   - conflictHandler: sees each pushed operation and may resolve conflicts.
+    ///   - logger: where the engine logs.
+    ///   - checkpoint: called synchronously, on the context, at each checkpoint; `nil` reports
+    ///     nothing. It must return at once and must not call the context.
+    @_spi(Testing)
     public init(
         client: MobileServiceClient, store: any LocalStore, conflictHandler: (any SyncConflictHandler)? = nil,
         logger: Logger = Logger(label: "ciphersync.sync", factory: { _ in SwiftLogNoOpLogHandler() }),
-        checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = nil
+        checkpoint: (@Sendable (SyncCheckpoint) -> Void)?
     ) {
         self.client = client
         self.store = store
@@ -84,7 +98,7 @@ public actor SyncContext {
     /// - Returns: the table; nothing is read or written until it is used.
     /// - Throws: ``SyncError/invalidTableName`` for a name that is not a valid table name.
     public nonisolated func syncTable(_ name: String) throws -> SyncTable {
-        guard TableName.isServed(name) else { throw SyncError(.invalidTableName, reason: "Not a valid table name.") }
+        guard TableName.isServed(name) else { throw SyncError.notATableName() }
         return SyncTable(name: name, context: self)
     }
 
@@ -188,7 +202,7 @@ public actor SyncContext {
         if let error = error as? SyncError { return error }
         if let error = error as? StoreError {
             switch error {
-            case StoreError.invalidTableName: return SyncError(.invalidTableName, reason: "Not a valid table name.", underlying: error)
+            case StoreError.invalidTableName: return SyncError.notATableName(error)
             case StoreError.invalidItem: return SyncError(.invalidItem, reason: "The store refused the item.", underlying: error)
             case StoreError.invalidQuery: return SyncError(.invalidQuery, reason: "The store cannot evaluate the query.", underlying: error)
             case StoreError.diskFull, StoreError.ioError, StoreError.corruptOrKeyMismatch:
@@ -202,8 +216,9 @@ public actor SyncContext {
 }
 
 /// A point of a push or pull where a crash leaves a state of its own, reported to the test hook
-/// of ``SyncContext/init(client:store:conflictHandler:logger:checkpoint:)``. The raw values are
+/// of `SyncContext.init(client:store:conflictHandler:logger:checkpoint:)`. The raw values are
 /// stable names (the `todo` tool's fault-injection switch uses them).
+@_spi(Testing)
 public enum SyncCheckpoint: String, Sendable, CaseIterable {
     /// A push claimed an operation and marked it attempted; its request is not sent yet.
     case pushClaimed = "push-claimed"

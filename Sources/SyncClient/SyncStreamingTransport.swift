@@ -49,7 +49,7 @@ extension HTTPSyncTransport: SyncStreamingTransport {
     /// Sends `request` and hands each piece of the body on as it arrives. On Linux it goes over
     /// a connection of its own on SwiftNIO (HTTP/1.1, TLS for `https`) rather than URLSession,
     /// so that cancelling it at any moment is safe; elsewhere over a URLSession whose delegate
-    /// yields the pieces. Either way it carries what ``urlRequest(for:)`` builds, and the
+    /// yields the pieces. Either way it carries what `urlRequest(for:)` builds, and the
     /// request may stay idle up to the transport's timeout between two pieces. Cancelling the
     /// calling task, or ending the body's iteration, closes the connection.
     /// - Parameter request: the request.

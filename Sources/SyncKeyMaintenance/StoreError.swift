@@ -134,15 +134,16 @@ extension StoreError {
     /// - Parameter error: The key error.
     public init(_ error: KeyError) {
         switch error {
-        case .wrongPassphrase: self.init(.wrongPassphrase, underlying: error)
-        case .keyMaterialMissing: self.init(.keyMaterialMissing, underlying: error)
-        case .emptyPassphrase, .passphraseTooLong: self.init(.invalidPassphrase, reason: error.description, underlying: error)
-        case .writeFailed(let why): self.init(.fileSystem, reason: "Cannot write the key file: \(why)", underlying: error)
-        case .wrongPIN: self.init(.wrongPIN, reason: error.description, underlying: error)
-        case .tpmLockedOut: self.init(.tpmLockedOut, reason: error.description, underlying: error)
-        case .tpmKeyMissing, .tpmPolicyRefused, .tpmFailure: self.init(.tpmUnavailable, reason: error.description, underlying: error)
-        case .slotMissing: self.init(.slotMissing, reason: error.description, underlying: error)
-        case .shredded: self.init(.shredded, reason: error.description, underlying: error)
+        case KeyError.wrongPassphrase: self.init(.wrongPassphrase, underlying: error)
+        case KeyError.keyMaterialMissing: self.init(.keyMaterialMissing, underlying: error)
+        case KeyError.emptyPassphrase, KeyError.passphraseTooLong: self.init(.invalidPassphrase, reason: error.description, underlying: error)
+        case KeyError.writeFailed: self.init(.fileSystem, reason: "Cannot write the key file: \(error.reason ?? "no detail")", underlying: error)
+        case KeyError.wrongPIN: self.init(.wrongPIN, reason: error.description, underlying: error)
+        case KeyError.tpmLockedOut: self.init(.tpmLockedOut, reason: error.description, underlying: error)
+        case KeyError.tpmKeyMissing, KeyError.tpmPolicyRefused, KeyError.tpmFailure:
+            self.init(.tpmUnavailable, reason: error.description, underlying: error)
+        case KeyError.slotMissing: self.init(.slotMissing, reason: error.description, underlying: error)
+        case KeyError.shredded: self.init(.shredded, reason: error.description, underlying: error)
         default: self.init(.keyMaterialCorrupt, reason: error.description, underlying: error)
         }
     }

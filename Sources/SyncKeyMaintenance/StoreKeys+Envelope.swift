@@ -39,8 +39,8 @@ extension StoreKeys {
         do throws(KeyError) {
             try envelope.write(to: url)
         } catch {
-            if case .writeFailed(let why) = error {
-                throw StoreError.fileSystem("Cannot write the key file \(url.path): \(why).")
+            if error == .writeFailed {
+                throw StoreError.fileSystem("Cannot write the key file \(url.path): \(error.reason ?? "no detail").")
             }
             throw StoreError(error)
         }

@@ -107,6 +107,7 @@ public actor SQLiteStore: LocalStore {
 
     /// Runs `body` with the connection itself, outside any transaction (maintenance: checks,
     /// checkpoints, compliance probes). Prefer ``read(_:)`` and ``write(_:)``.
+    @_spi(Testing)
     public func withConnection<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
         try body(try requireConnection())
     }

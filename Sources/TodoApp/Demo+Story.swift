@@ -43,8 +43,8 @@ extension Demo {
         var conflictSeen = false
         do {
             try await b.push()
-        } catch TodoError.conflicts(let n) {
-            conflictSeen = n == 1
+        } catch let error as TodoError where error == .conflicts {
+            conflictSeen = error.count == 1
         }
         let conflicts = try await b.context.operationErrors()
         list.check(

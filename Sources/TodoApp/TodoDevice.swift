@@ -1,5 +1,5 @@
 public import Foundation
-public import SyncClient
+@_spi(Testing) public import SyncClient
 public import SyncStore
 import SyncWire
 
@@ -30,11 +30,23 @@ public final class TodoDevice: Sendable {
 
     /// Opens (or, with `options.createIfMissing`, creates) the device's store and connects it to
     /// `server` (sending `authenticationToken` as `X-ZUMO-AUTH`, if given). Nothing is sent until
-    /// a push or pull. `checkpoint` is the sync engine's test hook (see `SyncCheckpoint`).
+    /// a push or pull.
+    public static func open(
+        store url: URL, encryption: StoreEncryption, options: StoreOptions, server: URL,
+        authenticationToken: String? = nil, transport: any SyncTransport = HTTPSyncTransport()
+    ) async throws -> TodoDevice {
+        try await open(
+            store: url, encryption: encryption, options: options, server: server, authenticationToken: authenticationToken,
+            transport: transport, checkpoint: nil)
+    }
+
+    /// Opens the device as ``open(store:encryption:options:server:authenticationToken:transport:)``
+    /// does, with the sync engine's test hook `checkpoint` (see `SyncCheckpoint`), if any.
+    @_spi(Testing)
     public static func open(
         store url: URL, encryption: StoreEncryption, options: StoreOptions, server: URL,
         authenticationToken: String? = nil, transport: any SyncTransport = HTTPSyncTransport(),
-        checkpoint: (@Sendable (SyncCheckpoint) -> Void)? = nil
+        checkpoint: (@Sendable (SyncCheckpoint) -> Void)?
     ) async throws -> TodoDevice {
         let store = try await SQLiteStore.open(at: url, encryption: encryption, options: options)
         do {

@@ -1,37 +1,112 @@
 /// What can go wrong in the todo app, each a one-line message.
-public enum TodoError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// No item has an id starting with this prefix.
-    case unknownID(String)
-    /// Several items have an id starting with this prefix.
-    case ambiguousID(String, matches: Int)
-    /// The server cannot be reached; this many changes stay queued.
-    case offline(pending: Int)
-    /// The push left this many conflicts to resolve.
-    case conflicts(Int)
-    /// The server refused the request's sign-in (HTTP 401).
-    case unauthorized
-    /// The server answered with an error.
-    case server(String)
-    /// Nothing to change was given.
-    case nothingToChange
-    /// The item has no attachment with this name.
-    case unknownAttachment(String)
-    /// The item has several attachments with this name.
-    case ambiguousAttachment(String, matches: Int)
+///
+/// A struct around a private code, so that kinds can be added later without breaking callers.
+/// Compare with the static members, which match on the kind only (`catch TodoError.offline`,
+/// `error == .conflicts`); the prefix, the server's message and the counts of an occurrence are in
+/// ``reason`` and ``count``.
+public struct TodoError: Error, Sendable, CustomStringConvertible {
+    enum Code: String, Sendable, Hashable {
+        case unknownID, ambiguousID, offline, conflicts, unauthorized, server, nothingToChange
+        case unknownAttachment, ambiguousAttachment
+    }
+
+    let code: Code
+    /// The id prefix given (``unknownID``, ``ambiguousID``) or the server's failure (``server``).
+    public let reason: String?
+    /// How many: the items an id prefix matches (``ambiguousID``), the changes queued
+    /// (``offline``), the conflicts left (``conflicts``).
+    public let count: Int?
+
+    init(_ code: Code, reason: String? = nil, count: Int? = nil) {
+        self.code = code
+        self.reason = reason
+        self.count = count
+    }
 
     /// A sentence for the terminal; it never holds a secret.
     public var description: String {
-        switch self {
-        case .unknownID(let prefix): return "No todo item has an id starting with '\(prefix)'."
-        case .ambiguousID(let prefix, let n): return "'\(prefix)' matches \(n) items; give more of the id."
-        case .offline(let pending): return "offline, \(pending) change\(pending == 1 ? "" : "s") queued"
-        case .conflicts(let n):
-            return "\(n) change\(n == 1 ? "" : "s") conflict with the server; resolve with `todo conflicts`."
+        let prefix = reason ?? ""
+        let n = count ?? 0
+        switch code {
+        case .unknownID: return "No todo item has an id starting with '\(prefix)'."
+        case .ambiguousID: return "'\(prefix)' matches \(n) items; give more of the id."
+        case .offline: return "offline, \(n) change\(n == 1 ? "" : "s") queued"
+        case .conflicts: return "\(n) change\(n == 1 ? "" : "s") conflict with the server; resolve with `todo conflicts`."
         case .unauthorized: return "The server refused the sign-in (HTTP 401): check --auth-token-file; nothing was lost."
-        case .server(let message): return "The server failed: \(message)"
+        case .server: return "The server failed: \(reason ?? "no detail")"
         case .nothingToChange: return "Nothing to change: give --text and/or --complete."
-        case .unknownAttachment(let name): return "The item has no attachment named '\(name)'."
-        case .ambiguousAttachment(let name, let n): return "The item has \(n) attachments named '\(name)'."
+        case .unknownAttachment: return "The item has no attachment named '\(prefix)'."
+        case .ambiguousAttachment: return "The item has \(n) attachments named '\(prefix)'."
         }
+    }
+}
+
+extension TodoError: Equatable, Hashable {
+    /// Errors are equal when they are the same kind of error; ``reason`` and ``count`` are ignored.
+    public static func == (lhs: TodoError, rhs: TodoError) -> Bool { lhs.code == rhs.code }
+    /// Hashes the kind of error only.
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    /// Matches any error against a `TodoError` kind, so that `catch TodoError.offline` works.
+    public static func ~= (pattern: TodoError, value: any Error) -> Bool {
+        (value as? TodoError)?.code == pattern.code
+    }
+}
+
+extension TodoError {
+    /// No item has an id starting with the prefix given (the kind).
+    public static let unknownID = TodoError(.unknownID)
+    /// Several items have an id starting with the prefix given (the kind).
+    public static let ambiguousID = TodoError(.ambiguousID)
+    /// The server cannot be reached; changes stay queued (the kind).
+    public static let offline = TodoError(.offline)
+    /// The push left conflicts to resolve (the kind).
+    public static let conflicts = TodoError(.conflicts)
+    /// The server refused the request's sign-in (HTTP 401).
+    public static let unauthorized = TodoError(.unauthorized)
+    /// The server answered with an error (the kind).
+    public static let server = TodoError(.server)
+    /// Nothing to change was given.
+    public static let nothingToChange = TodoError(.nothingToChange)
+    /// The item has no attachment with the name given (the kind).
+    public static let unknownAttachment = TodoError(.unknownAttachment)
+    /// The item has several attachments with the name given (the kind).
+    public static let ambiguousAttachment = TodoError(.ambiguousAttachment)
+
+    /// No item has an id starting with this prefix.
+    ///
+    /// - Parameter prefix: The prefix given.
+    public static func unknownID(_ prefix: String) -> TodoError { TodoError(.unknownID, reason: prefix) }
+    /// Several items have an id starting with this prefix.
+    ///
+    /// - Parameters:
+    ///   - prefix: The prefix given.
+    ///   - matches: How many items it matches.
+    public static func ambiguousID(_ prefix: String, matches: Int) -> TodoError {
+        TodoError(.ambiguousID, reason: prefix, count: matches)
+    }
+    /// The server cannot be reached; this many changes stay queued.
+    ///
+    /// - Parameter pending: The changes queued.
+    public static func offline(pending: Int) -> TodoError { TodoError(.offline, count: pending) }
+    /// The push left this many conflicts to resolve.
+    ///
+    /// - Parameter count: The conflicts.
+    public static func conflicts(_ count: Int) -> TodoError { TodoError(.conflicts, count: count) }
+    /// The server answered with an error.
+    ///
+    /// - Parameter message: What the server said (its status and message).
+    public static func server(_ message: String) -> TodoError { TodoError(.server, reason: message) }
+    /// The item has no attachment with this name.
+    ///
+    /// - Parameter name: The attachment name given.
+    public static func unknownAttachment(_ name: String) -> TodoError { TodoError(.unknownAttachment, reason: name) }
+    /// The item has several attachments with this name.
+    ///
+    /// - Parameters:
+    ///   - name: The attachment name given.
+    ///   - matches: How many attachments have it.
+    public static func ambiguousAttachment(_ name: String, matches: Int) -> TodoError {
+        TodoError(.ambiguousAttachment, reason: name, count: matches)
     }
 }

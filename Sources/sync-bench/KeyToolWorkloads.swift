@@ -3,7 +3,7 @@ import Foundation
 import SyncKeys
 import SyncSQL
 import SyncSQLite
-import SyncStore
+@_spi(Testing) import SyncStore
 import Synchronization
 
 /// What one run of an external tool measured (``MeasureTool``).

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SyncCLI
+@_spi(Testing) import SyncCLI
 import SyncKeyMaintenance
 
 struct Rotate: ParsableCommand {

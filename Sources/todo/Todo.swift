@@ -1,13 +1,13 @@
 import ArgumentParser
 import Foundation
-import SyncCLI
-import SyncClient
+@_spi(Testing) import SyncCLI
+@_spi(Testing) import SyncClient
 import SyncKeyMaintenance
 import SyncKeys
 import SyncStore
 import SyncTPM
 import SyncWire
-import TodoApp
+@_spi(Testing) import TodoApp
 
 /// `todo`: the tutorial todo app as an offline terminal program over an encrypted store.
 struct Todo: AsyncParsableCommand {

@@ -1,9 +1,10 @@
 import Foundation
-import SyncClient
 import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
+
+@testable import SyncClient
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

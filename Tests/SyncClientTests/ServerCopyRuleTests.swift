@@ -1,5 +1,5 @@
 import Foundation
-import SyncClient
+@_spi(Testing) import SyncClient
 import SyncStore
 import SyncTestSupport
 import SyncWire

@@ -51,7 +51,7 @@ import Testing
         for (keyError, kind) in cases {
             let error = StoreError(keyError)
             #expect(error == kind, "\(keyError)")
-            #expect(error.underlyingError as? KeyError == keyError, "\(keyError)")
+            #expect((error.underlyingError as? KeyError)?.description == keyError.description, "\(keyError)")
         }
     }
 

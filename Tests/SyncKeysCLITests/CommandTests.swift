@@ -1,7 +1,7 @@
 import Foundation
 import SyncKeys
 import SyncSQLite
-import SyncStore
+@_spi(Testing) import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing

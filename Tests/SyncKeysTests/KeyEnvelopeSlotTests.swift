@@ -18,18 +18,18 @@ import Testing
         #expect(decoded.slots.map(\.id) == ["passphrase", "tpm"] && decoded.slots[1].tpm == binding)
         #expect(binding.handle == "0x815c1234" && binding.handleValue == 0x815C_1234)
         #expect(try decoded.unlockKeys(secret: sealed, slot: KeyEnvelope.tpmSlot).dataKey == dataKey)
-        #expect(throws: KeyError.invalidKeyLength(16)) {
+        expectKeyError(.invalidKeyLength(16)) {
             _ = try envelope.withTPMSlot(sealedSecret: SecretBytes(Array(repeating: 1, count: 16)), binding: binding, envelopeKey: keys.envelopeKey)
         }
 
         let withoutPassphrase = try decoded.removingSlot(KeyEnvelope.passphraseSlot, envelopeKey: keys.envelopeKey)
         #expect(withoutPassphrase.slots.map(\.id) == ["tpm"])
-        #expect(throws: KeyError.slotMissing("passphrase")) {
+        expectKeyError(.slotMissing("passphrase")) {
             _ = try withoutPassphrase.unlockKeys(secret: Self.passphrase, allowInsecureProfile: true)
         }
         #expect(try withoutPassphrase.unlockKeys(secret: sealed, slot: KeyEnvelope.tpmSlot).dataKey == dataKey)
         #expect(throws: KeyError.self) { _ = try withoutPassphrase.removingSlot(KeyEnvelope.tpmSlot, envelopeKey: keys.envelopeKey) }
-        #expect(throws: KeyError.slotMissing("recovery")) { _ = try decoded.removingSlot("recovery", envelopeKey: keys.envelopeKey) }
+        expectKeyError(.slotMissing("recovery")) { _ = try decoded.removingSlot("recovery", envelopeKey: keys.envelopeKey) }
     }
 
     @Test func aShreddedFileIsOverwrittenInPlaceAndReadAsShredded() throws {

@@ -36,7 +36,7 @@ import Testing
         let (envelope, _) = try KeyEnvelope.create(passphrase: secret, profile: .insecureTest, allowInsecureProfile: true)
         var edited = try object(envelope)
         edited["state"] = "rotating"
-        #expect(throws: KeyError.envelopeCorrupt("checksum mismatch")) { try decode(edited, fixDigest: false) }
+        expectKeyError(.envelopeCorrupt("checksum mismatch")) { try decode(edited, fixDigest: false) }
     }
 
     @Test func loweredKDFBelowTheFloorIsRefusedBeforeDeriving() throws {
@@ -75,7 +75,7 @@ import Testing
         for edit in edits {
             var edited = try object(envelope)
             edit(&edited)
-            #expect(throws: KeyError.envelopeCorrupt("authentication failed")) {
+            expectKeyError(.envelopeCorrupt("authentication failed")) {
                 try decode(edited, fixDigest: true).unlock(passphrase: secret, allowInsecureProfile: true)
             }
         }
@@ -85,18 +85,18 @@ import Testing
         let (envelope, _) = try KeyEnvelope.create(passphrase: passphrase(), profile: .insecureTest, allowInsecureProfile: true)
         var version = try object(envelope)
         version["version"] = 2
-        #expect(throws: KeyError.unsupportedEnvelopeVersion(2)) { try decode(version, fixDigest: true) }
+        expectKeyError(.unsupportedEnvelopeVersion(2)) { try decode(version, fixDigest: true) }
         var format = try object(envelope)
         format["format"] = "something-else"
-        #expect(throws: KeyError.envelopeCorrupt("not a key envelope")) { try decode(format, fixDigest: true) }
+        expectKeyError(.envelopeCorrupt("not a key envelope")) { try decode(format, fixDigest: true) }
         var page = try object(envelope)
         var cipher = page["cipher"] as? [String: Any] ?? [:]
         cipher["pageSize"] = 1024
         page["cipher"] = cipher
-        #expect(throws: KeyError.envelopeCorrupt("unsupported database profile")) { try decode(page, fixDigest: true) }
+        expectKeyError(.envelopeCorrupt("unsupported database profile")) { try decode(page, fixDigest: true) }
         var rotating = try object(envelope)
         rotating["state"] = "rotating"
-        #expect(throws: KeyError.envelopeCorrupt("inconsistent rotation state")) { try decode(rotating, fixDigest: true) }
+        expectKeyError(.envelopeCorrupt("inconsistent rotation state")) { try decode(rotating, fixDigest: true) }
     }
 
     @Test func garbageIsNotAnEnvelope() {

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func badLengthsAreTypedErrors() throws {
-        #expect(throws: KeyError.invalidKeyLength(31)) { try KeyWrap.wrap(try SecretBytes.random(count: 32), using: SecretBytes(randomBytes(31))) }
+        expectKeyError(.invalidKeyLength(31)) { try KeyWrap.wrap(try SecretBytes.random(count: 32), using: SecretBytes(randomBytes(31))) }
         #expect(throws: KeyError.unwrapFailed) { try KeyWrap.unwrap([1, 2, 3], using: try SecretBytes.random(count: 32)) }
         #expect(throws: KeyError.self) { try KeyWrap.wrap(SecretBytes(randomBytes(12)), using: try SecretBytes.random(count: 32), mode: .kw) }
     }

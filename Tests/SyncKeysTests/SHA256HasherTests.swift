@@ -54,7 +54,7 @@ import Testing
 
     @Test func aFailingOpenSSLCallThrowsInsteadOfHashingNothing() throws {
         // No provider answers this property query, so fetching SHA-256 fails inside OpenSSL.
-        #expect(throws: KeyError.cryptoFailure("SHA-256 fetch")) {
+        expectKeyError(.cryptoFailure("SHA-256 fetch")) {
             _ = try SHA256Hasher(properties: "provider=ciphersync-no-such-provider")
         }
         // The failure leaves nothing behind for the next hasher.

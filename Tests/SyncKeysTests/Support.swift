@@ -1,6 +1,7 @@
 import Foundation
 import SyncKeys
 import SyncTestSupport
+import Testing
 
 func loadJSON<T: Decodable>(_ type: T.Type, _ relativePath: String) throws -> T {
     try JSONDecoder().decode(type, from: Data(contentsOf: repositoryRoot.appendingPathComponent(relativePath)))
@@ -24,4 +25,11 @@ func hex(_ secret: SecretBytes) -> String { secret.withUnsafeBytes { hex(Array($
 func randomBytes(_ count: Int) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()
     return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+}
+
+/// Expects `body` to throw `expected`: the same kind with the same detail (a `KeyError` equals any
+/// other of its kind, so the descriptions, which carry the detail, are compared too).
+func expectKeyError<R>(_ expected: KeyError, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R) {
+    let error = #expect(throws: KeyError.self, sourceLocation: sourceLocation) { _ = try body() }
+    #expect(error?.description == expected.description, sourceLocation: sourceLocation)
 }

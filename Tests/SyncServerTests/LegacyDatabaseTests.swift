@@ -69,7 +69,7 @@ import Testing
             try await storage.close()
             Issue.record("a file with ids differing only by case opened")
         } catch let error as TableStorageError {
-            #expect(error == .idsDifferingOnlyByCase(table: "todo", count: 2))
+            #expect(error == .idsDifferingOnlyByCase && error.table == "todo" && error.count == 2)
             #expect("\(error)".contains("'todo'") && "\(error)".contains("2 groups"))
         }
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: .quiet)

@@ -150,7 +150,7 @@ import Testing
                 _ = try await buildApplication(.testing(perUserTables: perUser), storage: storage)
                 Issue.record("a server started over a table of the other kind")
             } catch let error as TableStorageError {
-                #expect(error == .scopeMismatch(table: perUser == .none ? "todo" : "notes"))
+                #expect(error == .scopeMismatch && error.table == (perUser == .none ? "todo" : "notes"))
                 #expect("\(error)".contains(perUser == .none ? "'todo'" : "'notes'"))
             }
         }

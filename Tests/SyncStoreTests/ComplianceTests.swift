@@ -2,7 +2,7 @@ import Foundation
 import SyncKeys
 import SyncSQL
 import SyncSQLite
-import SyncStore
+@_spi(Testing) import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing

@@ -5,7 +5,7 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-@testable import SyncStore
+@_spi(Testing) @testable import SyncStore
 
 /// The store runs on its own serial queue: SQLite calls and key derivation stay off Swift's
 /// cooperative thread pool.

@@ -2,7 +2,7 @@ public import Foundation
 public import SyncKeys
 import SyncSQL
 import SyncSQLite
-public import SyncStore
+@_spi(Testing) public import SyncStore
 
 /// The two flavours of the one store: every store behaviour is tested on both.
 public enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {

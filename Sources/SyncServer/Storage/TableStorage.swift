@@ -359,30 +359,6 @@ public enum WriteResult: Sendable, Hashable {
     case conflict(JSONObject)
 }
 
-/// A storage's refusal of a call that its tables cannot answer.
-public enum TableStorageError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A table was used with a scope of the other kind: a per-user table as shared, or a shared
-    /// table per user.
-    case scopeMismatch(table: String)
-    /// A table of an existing database holds two ids that differ only by ASCII case, which ids
-    /// can no longer do; the storage does not open.
-    case idsDifferingOnlyByCase(table: String, count: Int)
-
-    /// What went wrong, naming the table (never a row's content).
-    public var description: String {
-        switch self {
-        case .scopeMismatch(let table):
-            return "The table '\(table)' is stored as the other kind (shared or per-user) than this server serves it as"
-        case .idsDifferingOnlyByCase(let table, let count):
-            return """
-                The table '\(table)' holds \(count) group\(count == 1 ? "" : "s") of ids that differ only by ASCII case, \
-                and ids now name one item whatever their case: keep one id of each group (rename or remove the others), \
-                then start the server again
-                """
-        }
-    }
-}
-
 extension TableStorage {
     /// No feed: the storage announces nothing.
     public var changeFeed: ChangeFeed? { nil }
