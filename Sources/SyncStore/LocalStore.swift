@@ -19,7 +19,7 @@ public protocol StoreReader {
     ///
     /// - Parameter query: the table and the query options.
     /// - Returns: the items, and their total count when `includeTotalCount` was asked for.
-    /// - Throws: ``StoreError/invalidQuery`` for a query the store cannot evaluate.
+    /// - Throws: `StoreError.invalidQuery` for a query the store cannot evaluate.
     func read(_ query: QueryDescription) throws -> QueryResult
 }
 
@@ -41,7 +41,7 @@ public protocol StoreWriter: StoreReader {
     ///   - table: the table's name.
     ///   - items: the items.
     ///   - ignoreMissingColumns: drop properties that have no column instead of adding columns.
-    /// - Throws: ``StoreError/invalidItem`` for an item without a string `id`.
+    /// - Throws: `StoreError.invalidItem` for an item without a string `id`.
     func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws
 
     /// Deletes items by id (whatever the ASCII case); missing ids are not an error.
@@ -56,7 +56,7 @@ public protocol StoreWriter: StoreReader {
     /// and the order are ignored.
     ///
     /// - Parameter query: the table and the filter.
-    /// - Throws: ``StoreError/invalidQuery`` for a filter the store cannot evaluate.
+    /// - Throws: `StoreError.invalidQuery` for a filter the store cannot evaluate.
     func delete(_ query: QueryDescription) throws
 }
 
