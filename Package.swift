@@ -8,10 +8,12 @@ let package = Package(
         // The one product an app imports (`import CipherSync`): the client, the stores, secrets, JSON
         // values and queries, and their errors; a store author's `LocalStore` contract comes with it.
         .library(name: "CipherSync", targets: ["CipherSync"]),
+        // The conformance suite of the store contract, for authors of a LocalStore of their own.
+        .library(name: "CipherSyncStoreConformance", targets: ["CipherSyncStoreConformance"]),
         // The server integrator's: the reference server in a Swift process, or over another
         // `TableStorage` (it re-exports SyncWire and SyncSQL, whose types its API names).
         .library(name: "SyncServer", targets: ["SyncServer"]),
-        // The other library targets are the modules these two are made of; SyncCLI and TodoApp
+        // The other library targets are the modules these are made of; SyncCLI and TodoApp
         // are the executables' own code.
         .executable(name: "sync-server", targets: ["sync-server"]),
         .executable(name: "sync-keys", targets: ["sync-keys"]),
@@ -82,6 +84,9 @@ let package = Package(
         // The one module an app imports: chosen re-exports of the client, the stores, their keys,
         // secrets and the JSON/query model (Sources/CipherSync/CipherSync.swift).
         .target(name: "CipherSync", dependencies: ["SyncClient", "SyncStore", "SyncKeyMaintenance", "SyncKeys", "SyncTPM", "SyncWire"]),
+        // The store contract's conformance suite: checks any LocalStore against what the engine
+        // relies on, through `import CipherSync` alone; no test framework (it returns failures).
+        .target(name: "CipherSyncStoreConformance", dependencies: ["CipherSync"]),
 
         .target(
             name: "SyncServer",
@@ -169,14 +174,19 @@ let package = Package(
             name: "SyncTestSupport", dependencies: ["SyncStore", "SyncKeys", "SyncClient", "SyncSQL", "SyncSQLite"],
             path: "Tests/SyncTestSupport"),
 
+        // A store kept in memory, written against `import CipherSync` alone (the public store
+        // contract): the conformance suite and the end-to-end tests run on it too.
+        .target(name: "InMemoryStoreSupport", dependencies: ["CipherSync"], path: "Tests/InMemoryStore"),
+
         // A test-only SQLite VFS that fails syncs and simulates power cuts under the store.
         .target(name: "CFaultVFS", dependencies: ["CSQLCipher"], path: "Tests/CFaultVFS"),
 
         // MARK: Tests
         .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncSQLite", "SyncSQL", "SyncTestSupport"]),
         // The Swift code blocks of README.md and the DocC articles, compiled against `import CipherSync`
-        // alone (scripts/examples writes them into Examples.swift; a test checks it is up to date).
-        .testTarget(name: "DocumentationExamplesTests", dependencies: ["CipherSync"]),
+        // alone, and the store conformance suite for the store-author article (scripts/examples
+        // writes them into Examples.swift; a test checks it is up to date).
+        .testTarget(name: "DocumentationExamplesTests", dependencies: ["CipherSync", "CipherSyncStoreConformance"]),
         .testTarget(name: "SyncKeysTests", dependencies: ["SyncKeys", "SyncTestSupport"]),
         .testTarget(
             name: "SyncKeyMaintenanceTests",
@@ -198,11 +208,15 @@ let package = Package(
             dependencies: [
                 "SyncStore", "SyncKeys", "SyncSQLite", "SyncSQL", "SyncWire", "COpenSSL", "SyncTestSupport", "CFaultVFS",
             ]),
+        .testTarget(
+            name: "StoreConformanceTests",
+            dependencies: ["CipherSyncStoreConformance", "InMemoryStoreSupport", "SyncStore", "SyncTestSupport"]),
         .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "SyncStore", "SyncSQL", "SyncWire", "SyncTestSupport"]),
         .testTarget(
             name: "SyncEndToEndTests",
             dependencies: [
-                "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", .product(name: "Logging", package: "swift-log"),
+                "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", "InMemoryStoreSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),

@@ -57,14 +57,14 @@ extension SyncContext {
 enum ClashRecords {
     static let key = "itemIDCaseClashes"
 
-    static func all(in reader: any StoreReader) throws -> [ItemIDCaseClash] {
+    static func all(in reader: any SyncRecordsReader) throws -> [ItemIDCaseClash] {
         guard let text = try reader.configValue(forKey: key) else { return [] }
         return (try? JSONCoding.decode([ItemIDCaseClash].self, from: Data(text.utf8))) ?? []
     }
 
     /// Adds `met` (those not recorded yet) and drops the clashes of `table` that involve an id of
     /// `ended` (an item the pull brought deleted), or every clash of the table when `ended` is nil.
-    static func update(table: String, adding met: [ItemIDCaseClash], ending ended: Set<String>?, in writer: any StoreWriter) throws {
+    static func update(table: String, adding met: [ItemIDCaseClash], ending ended: Set<String>?, in writer: any SyncRecordsWriter) throws {
         let stored = try all(in: writer)
         var kept = stored.filter { clash in
             guard clash.table == table else { return true }

@@ -7,7 +7,7 @@ enum PendingOperationQueue {
     /// Records a local insert: rejects a second insert (or an insert after any pending
     /// operation) and an id that already exists locally; stores the item; queues an insert.
     /// - Returns: the stored row.
-    static func insert(_ item: JSONObject, id: String, table: String, in writer: any StoreWriter) throws -> JSONObject {
+    static func insert(_ item: JSONObject, id: String, table: String, in writer: any SyncRecordsWriter) throws -> JSONObject {
         let existing = try writer.operation(table: table, itemId: id)
         guard CondenseAction.condense(existing: existing?.kind, existingState: existing?.state ?? .pending, new: .insert) == .add
         else {
@@ -23,7 +23,7 @@ enum PendingOperationQueue {
 
     /// Records a local update: stores the item (creating the row if it is unknown locally) and
     /// queues an update, or folds into the pending insert or update of the item.
-    static func update(_ item: JSONObject, id: String, table: String, in writer: any StoreWriter) throws {
+    static func update(_ item: JSONObject, id: String, table: String, in writer: any SyncRecordsWriter) throws {
         let id = try storedSpelling(of: id, table: table, in: writer)
         let existing = try writer.operation(table: table, itemId: id)
         let action = CondenseAction.condense(
@@ -42,7 +42,7 @@ enum PendingOperationQueue {
 
     /// Records a local delete: removes the row and queues a delete carrying the item (its
     /// version rides in `If-Match`), or cancels a pending insert that cannot be on the server.
-    static func delete(_ item: JSONObject, id: String, table: String, in writer: any StoreWriter) throws {
+    static func delete(_ item: JSONObject, id: String, table: String, in writer: any SyncRecordsWriter) throws {
         let id = try storedSpelling(of: id, table: table, in: writer)
         let existing = try writer.operation(table: table, itemId: id)
         let action = CondenseAction.condense(
@@ -75,13 +75,13 @@ enum PendingOperationQueue {
 
     /// The id as the local table spells it (ids match whatever their ASCII case, and the
     /// spelling first written is kept), or `id` itself for an item the table does not have.
-    private static func storedSpelling(of id: String, table: String, in reader: any StoreReader) throws -> String {
+    private static func storedSpelling(of id: String, table: String, in reader: any SyncRecordsReader) throws -> String {
         try reader.lookup(table: table, id: id)?[SystemProperty.id]?.stringValue ?? id
     }
 
     /// Marks an operation changed: bumps its version (so a push in flight will not remove it or
     /// overwrite the row with an older answer), drops its stored errors, and clears a failure.
-    static func touch(_ operation: inout TableOperationRecord, in writer: any StoreWriter) throws {
+    static func touch(_ operation: inout TableOperationRecord, in writer: any SyncRecordsWriter) throws {
         operation.version += 1
         if operation.state == .failed { operation.state = .pending }
         try writer.deleteOperationErrors(operationId: operation.id)

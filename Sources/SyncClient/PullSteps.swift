@@ -48,7 +48,7 @@ enum PullSteps {
     /// keeps no `deleted` flag); then the delta token is saved, if it advanced — unless items are
     /// left unsettled: ``settle(_:of:table:token:in:)`` saves it once they are.
     static func apply(
-        _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, in writer: any StoreWriter
+        _ page: PullPage, table: String, token: (key: String, milliseconds: Int64)?, in writer: any SyncRecordsWriter
     ) throws -> Applied {
         let pending = Set(try writer.operations(table: table).map { ItemID.key($0.itemId) })
         var groups: [String: [Int]] = [:]  // positions by folded id, in page order
@@ -81,7 +81,7 @@ enum PullSteps {
     /// `verdicts` have them, then saves the token, if it advanced.
     static func settle(
         _ verdicts: [(Unsettled, Verdict)], of page: PullPage, table: String, token: (key: String, milliseconds: Int64)?,
-        in writer: any StoreWriter
+        in writer: any SyncRecordsWriter
     ) throws -> Applied {
         let pending = Set(try writer.operations(table: table).map { ItemID.key($0.itemId) })
         var changes = Changes()
@@ -172,7 +172,7 @@ enum PullSteps {
             positions.append(position)
         }
 
-        func write(table: String, clashes: [ItemIDCaseClash], in writer: any StoreWriter) throws {
+        func write(table: String, clashes: [ItemIDCaseClash], in writer: any SyncRecordsWriter) throws {
             if !deletes.isEmpty { try writer.delete(table: table, ids: deletes) }
             if !upserts.isEmpty { try writer.upsert(table: table, items: upserts, ignoreMissingColumns: false) }
             if !clashes.isEmpty || !ended.isEmpty { try ClashRecords.update(table: table, adding: clashes, ending: ended, in: writer) }

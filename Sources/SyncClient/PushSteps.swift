@@ -6,7 +6,7 @@ import SyncWire
 enum PushSteps {
     /// The first `limit` operations after `id`, in queue order, each marked attempted, with the
     /// items to send: one read of the run, one read of its rows per table, one mark.
-    static func claim(after id: Int64, limit: Int, in writer: any StoreWriter) throws -> [ClaimedOperation] {
+    static func claim(after id: Int64, limit: Int, in writer: any SyncRecordsWriter) throws -> [ClaimedOperation] {
         let operations = try writer.operations(after: id, limit: limit)
         var wanted: [String: [String]] = [:]  // the ids of each table's rows to send
         for operation in operations where operation.kind != .delete { wanted[operation.table, default: []].append(operation.itemId) }
@@ -35,7 +35,7 @@ enum PushSteps {
     /// one read of the operations as they are now, one removal of the settled ones (and their
     /// errors), the server's items of consecutive successes in one table stored by one write
     /// (planned once for them all); a failure or an operation edited in flight is recorded on its own.
-    static func record(_ answered: [AnsweredOperation], in writer: any StoreWriter) throws {
+    static func record(_ answered: [AnsweredOperation], in writer: any SyncRecordsWriter) throws {
         guard !answered.isEmpty else { return }
         var current: [Int64: TableOperationRecord] = [:]
         for operation in try writer.operations(ids: answered.map(\.sent.id)) { current[operation.id] = operation }
@@ -63,7 +63,7 @@ enum PushSteps {
 
         /// Adds an item of `table` to the run, storing the run first when it is of another table
         /// or already holds the item.
-        mutating func add(_ item: JSONObject, key: String, table: String, into writer: any StoreWriter) throws {
+        mutating func add(_ item: JSONObject, key: String, table: String, into writer: any SyncRecordsWriter) throws {
             if table != self.table || keys.contains(key) {
                 try flush(into: writer)
                 self.table = table
@@ -73,7 +73,7 @@ enum PushSteps {
         }
 
         /// Stores the run.
-        mutating func flush(into writer: any StoreWriter) throws {
+        mutating func flush(into writer: any SyncRecordsWriter) throws {
             guard let table, !items.isEmpty else { return }
             try writer.upsert(table: table, items: items, ignoreMissingColumns: false)
             items.removeAll(keepingCapacity: true)
@@ -83,7 +83,7 @@ enum PushSteps {
 
     /// Gives claimed operations that were never sent back the state they had before the claim
     /// (an edit made since keeps its own changes; a failure edited since is pending again).
-    static func release(_ unsent: [ClaimedOperation], in writer: any StoreWriter) throws {
+    static func release(_ unsent: [ClaimedOperation], in writer: any SyncRecordsWriter) throws {
         for claimed in unsent where claimed.previousState != .attempted {
             guard var current = try writer.operation(id: claimed.record.id), current.state == .attempted else { continue }
             current.state = current.version == claimed.record.version ? claimed.previousState : .pending
@@ -97,7 +97,7 @@ enum PushSteps {
     /// operation stays queued (an insert becomes an update, since the server has the item now)
     /// and only the server's system properties are taken.
     static func recordSuccess(
-        _ sent: TableOperationRecord, current: TableOperationRecord?, result: JSONObject?, in writer: any StoreWriter,
+        _ sent: TableOperationRecord, current: TableOperationRecord?, result: JSONObject?, in writer: any SyncRecordsWriter,
         settling settled: inout [Int64], storing items: inout AnsweredItems
     ) throws {
         guard var current else { return }
@@ -135,7 +135,7 @@ enum PushSteps {
     /// sends the new content). An operation the server may have applied all the same (no answer,
     /// 408, 5xx) stays marked attempted; a clear refusal marks it failed.
     static func recordFailure(
-        _ sent: TableOperationRecord, current: TableOperationRecord?, _ failure: PushFailure, in writer: any StoreWriter
+        _ sent: TableOperationRecord, current: TableOperationRecord?, _ failure: PushFailure, in writer: any SyncRecordsWriter
     ) throws {
         guard var current, current.version == sent.version else { return }
         try writer.deleteOperationErrors(operationId: sent.id)

@@ -50,7 +50,7 @@ extension SyncContext {
         let total = try await read { try $0.operationCount(table: nil) }
         emit(.pushStarted(operations: total))
         logger.debug("Push started", metadata: ["operations": "\(total)"])
-        await store.willPush(operations: total)
+        await (store as? any PushCacheHints)?.willPush(operations: total)
         var push = PushRun()
         do {
             push.limit = try await batchLimit(run: run)
@@ -72,7 +72,7 @@ extension SyncContext {
                 push.abort = push.abort ?? Self.storeAbort(error)
             }
         }
-        await store.didPush()
+        await (store as? any PushCacheHints)?.didPush()
         emit(.pushFinished(succeeded: push.tally.succeeded, failed: push.tally.failed))
         logger.debug("Push finished", metadata: ["succeeded": "\(push.tally.succeeded)", "failed": "\(push.tally.failed)"])
         try await finishPush(abort: push.abort)

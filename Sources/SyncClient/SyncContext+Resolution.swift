@@ -96,7 +96,7 @@ extension SyncContext {
     }
 
     /// The operation of an error, if it still exists unchanged since the error was recorded.
-    private static func unchangedOperation(_ id: Int64, version: Int64, in reader: any StoreReader) throws -> TableOperationRecord {
+    private static func unchangedOperation(_ id: Int64, version: Int64, in reader: any SyncRecordsReader) throws -> TableOperationRecord {
         guard let operation = try reader.operation(id: id) else {
             throw SyncError(.operationNotFound, reason: "The operation no longer exists.")
         }

@@ -178,20 +178,29 @@ public actor SyncContext {
 
     // MARK: store access
 
-    /// Reads the store, mapping its errors to ``SyncError``.
-    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
-        do { return try await store.read(body) } catch { throw Self.mapStoreError(error) }
+    /// Reads the store, mapping its errors to ``SyncError``. `body` sees the engine's records
+    /// through the store's own fast path when it has one, else as rows of system tables.
+    func read<T: Sendable>(_ body: @Sendable (any SyncRecordsReader) throws -> T) async throws -> T {
+        do { return try await store.read { try body($0.records) } } catch { throw Self.mapStoreError(error) }
     }
 
     /// Writes the store in one transaction, mapping its errors to ``SyncError``.
-    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+    ///
+    /// The engine records what its writes change when the store cannot tell: a store with no
+    /// feed, or one that keeps the engine's records as rows of system tables (its feed names those
+    /// tables, not the queue, the errors and the config). It publishes the topics the store's own
+    /// feed does not.
+    func write<T: Sendable>(_ body: @Sendable (any SyncRecordsWriter) throws -> T) async throws -> T {
         do {
-            guard recordsOwnChanges else { return try await store.write(body) }
+            let recordsAll = recordsOwnChanges
             let (result, topics) = try await store.write { writer in
-                let recorder = ChangeRecordingWriter(writer)
+                let records = writer.records
+                guard recordsAll || !(writer is any SyncRecordsWriter) else { return (try body(records), Set<StoreChangeTopic>()) }
+                let recorder = ChangeRecordingWriter(records)
                 return (try body(recorder), recorder.topics)
             }
-            changeFeed.publish(topics)
+            let published = recordsAll ? topics : topics.filter { if case .table = $0 { false } else { true } }
+            if !published.isEmpty { changeFeed.publish(published) }
             return result
         } catch {
             throw Self.mapStoreError(error)

@@ -39,10 +39,11 @@ final class SchemaCache {
     }
 }
 
-/// One transaction's view of a ``SQLiteStore``: the ``StoreWriter`` its closures receive.
+/// One transaction's view of a ``SQLiteStore``: the ``StoreWriter`` its closures receive, with the
+/// engine's records kept by its own statements (``SyncRecordsWriter``, the fast path).
 ///
 /// Not Sendable; it lives only for the duration of one `read` or `write` closure.
-final class StoreSession: StoreWriter {
+final class StoreSession: SyncRecordsWriter {
     let connection: Connection
     let schema: SchemaCache
     private var statements: [String: Statement] = [:]

@@ -13,7 +13,7 @@ import SyncWire
 /// The store runs on its own serial dispatch queue (its ``unownedExecutor``), not on Swift's
 /// cooperative thread pool: SQLite's blocking calls, and the key derivation of
 /// ``open(at:encryption:options:)``, never hold a thread that other tasks are waiting for.
-public actor SQLiteStore: LocalStore {
+public actor SQLiteStore: LocalStore, PushCacheHints {
     /// The connection and the store lock while the store is open.
     private let resources = OpenResources()
     private let schema = SchemaCache(tables: [:])
@@ -179,9 +179,8 @@ public actor SQLiteStore: LocalStore {
     /// is more than the cache already has; ``didPush()`` puts it back. A larger cache all the time
     /// would cost memory and slows the pull (measured), so it lasts the push only.
     ///
-    /// `async` like the requirement: a synchronous method would lose to `LocalStore`'s default
-    /// (which does nothing) wherever an `async` caller names the store by its own type.
-    public func willPush(operations: Int) async {
+    /// The sync engine calls it (``PushCacheHints``) when a push starts.
+    package func willPush(operations: Int) async {
         pushes += 1
         guard let connection = resources.connection, let current = try? connection.scalar("PRAGMA cache_size")?.integerValue
         else { return }
@@ -195,7 +194,7 @@ public actor SQLiteStore: LocalStore {
     }
 
     /// Puts back the page cache of the store when the last push under way ends.
-    public func didPush() async {
+    package func didPush() async {
         pushes = max(pushes - 1, 0)
         guard pushes == 0, let before = cacheBeforePushes else { return }
         cacheBeforePushes = nil

@@ -2,6 +2,7 @@
 // Do not edit: change the document, then run scripts/examples.
 // swift-format-ignore-file
 import CipherSync
+import CipherSyncStoreConformance
 import Foundation
 
 // README.md, line 74
@@ -83,8 +84,8 @@ struct Inspection: Codable, Sendable {
     for try await errors in context.observeOperationErrors() { needsAttention = errors }
 }
 
-// Sources/SyncClient/SyncClient.docc/LiveData.md, line 50
-@Sendable func example_Sources_SyncClient_SyncClient_docc_LiveData_50() async throws {
+// Sources/SyncClient/SyncClient.docc/LiveData.md, line 51
+@Sendable func example_Sources_SyncClient_SyncClient_docc_LiveData_51() async throws {
     let live = try context.startLiveSync([LiveSyncTable("todo")])   // query and query id optional
     Task { for await event in live.events { log(event) } }          // connected, disconnected(error), pulled, failed(error), …
     // … the observed queries above now show other devices' changes as they happen
@@ -189,4 +190,145 @@ struct ClientWins: SyncConflictHandler {
     let open = try await store.read(QueryDescription(
         table: "todoItem", filter: .binary(.eq, .member("complete"), .literal(.bool(false)))))
     try await store.close()
+}
+
+// Sources/SyncStore/SyncStore.docc/WritingAStore.md, line 55
+/// A table of a `NotesStore`: rows by their ASCII-lowercased id, and each property name's first
+/// spelling by its lowercased form.
+struct NotesTable: Sendable {
+    var rows: [String: JSONObject] = [:]
+    var spellings: [String: String] = [:]
+}
+
+/// A store that keeps its tables in memory.
+final class NotesStore: LocalStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var tables: [String: NotesTable] = [:]
+
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+        let snapshot = lock.withLock { tables }
+        return try body(NotesTransaction(tables: snapshot))
+    }
+
+    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        try lock.withLock {
+            let transaction = NotesTransaction(tables: tables)
+            let result = try body(transaction)
+            tables = transaction.tables  // reached only when `body` returned: the commit
+            return result
+        }
+    }
+}
+
+// Sources/SyncStore/SyncStore.docc/WritingAStore.md, line 86
+final class NotesTransaction: StoreWriter {
+    var tables: [String: NotesTable]
+
+    init(tables: [String: NotesTable]) { self.tables = tables }
+
+    func read(_ query: QueryDescription) throws -> QueryResult {
+        let rows = tables[query.table.lowercased()]?.rows.values.sorted { key($0) < key($1) } ?? []
+        var items = try rows.filter { item in try query.filter.map { try notesFilter(item, $0) } ?? true }
+        items.sort { a, b in
+            for term in query.orderBy {
+                let order = notesOrder(a[term.member] ?? .null, b[term.member] ?? .null)
+                if order != 0 { return term.ascending ? order < 0 : order > 0 }
+            }
+            return false
+        }
+        let page = items.dropFirst(query.skip ?? 0).prefix(query.top ?? .max).map { item in
+            query.selection.isEmpty ? item : item.filter { query.selection.contains($0.key) }
+        }
+        return QueryResult(items: Array(page), totalCount: query.includeTotalCount ? items.count : nil)
+    }
+
+    func upsert(table: String, items: [JSONObject], ignoreMissingColumns: Bool) throws {
+        var stored = tables[table.lowercased()] ?? NotesTable()
+        for item in items {
+            guard let id = item["id"]?.stringValue else { throw StoreError.invalidItem("every item needs a string id") }
+            guard Set(item.keys.map { $0.lowercased() }).count == item.count else {
+                throw StoreError.invalidItem("two properties differ only by letter case")
+            }
+            var row = stored.rows[id.lowercased()] ?? ["id": .string(id)]
+            for (name, value) in item where !["id", "deleted"].contains(name.lowercased()) {
+                if stored.spellings[name.lowercased()] == nil, ignoreMissingColumns { continue }
+                let spelling = stored.spellings[name.lowercased()] ?? name
+                stored.spellings[name.lowercased()] = spelling
+                row[spelling] = value
+            }
+            stored.rows[id.lowercased()] = row
+        }
+        tables[table.lowercased()] = stored
+    }
+
+    func delete(table: String, ids: [String]) throws {
+        for id in ids { tables[table.lowercased()]?.rows[id.lowercased()] = nil }
+    }
+
+    func delete(_ query: QueryDescription) throws {
+        let doomed = try read(QueryDescription(table: query.table, filter: query.filter)).items.compactMap { key($0) }
+        try delete(table: query.table, ids: doomed)
+    }
+
+    private func key(_ item: JSONObject) -> String { item["id"]?.stringValue?.lowercased() ?? "" }
+}
+
+// Sources/SyncStore/SyncStore.docc/WritingAStore.md, line 144
+/// Whether `item` passes `filter` (only a true filter passes).
+func notesFilter(_ item: JSONObject, _ filter: FilterExpression) throws -> Bool {
+    try notesValue(item, filter) == .bool(true)
+}
+
+func notesValue(_ item: JSONObject, _ expression: FilterExpression) throws -> JSONValue {
+    switch expression {
+    case .literal(let literal):
+        switch literal {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let n): return .int(n)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .date: throw StoreError.invalidQuery("dates are not supported")
+        }
+    case .member(let name):
+        let value = item.first { $0.key.lowercased() == name.lowercased() }?.value ?? .null
+        return name.lowercased() == "id" ? value.stringValue.map { .string($0.lowercased()) } ?? value : value
+    case .unary(.not, let operand):
+        return try notesValue(item, operand).boolValue.map { .bool(!$0) } ?? .null
+    case .binary(.and, let a, let b):
+        let (x, y) = (try notesValue(item, a), try notesValue(item, b))
+        return x == .bool(false) || y == .bool(false) ? .bool(false) : (x.isNull || y.isNull ? .null : .bool(true))
+    case .binary(.or, let a, let b):
+        let (x, y) = (try notesValue(item, a), try notesValue(item, b))
+        return x == .bool(true) || y == .bool(true) ? .bool(true) : (x.isNull || y.isNull ? .null : .bool(false))
+    case .binary(let op, let a, let b) where [.eq, .ne, .gt, .ge, .lt, .le].contains(op):
+        if (op == .eq || op == .ne), a == .literal(.null) || b == .literal(.null) {
+            return .bool(try notesValue(item, a == .literal(.null) ? b : a).isNull == (op == .eq))
+        }
+        var (x, y) = (try notesValue(item, a), try notesValue(item, b))
+        if x.isNull || y.isNull { return .null }
+        if case .member(let name) = a, name.lowercased() == "id" { y = y.stringValue.map { .string($0.lowercased()) } ?? y }
+        if case .member(let name) = b, name.lowercased() == "id" { x = x.stringValue.map { .string($0.lowercased()) } ?? x }
+        let order = notesOrder(x, y)
+        let results: [BinaryOperator: Bool] = [.eq: order == 0, .ne: order != 0, .gt: order > 0, .ge: order >= 0, .lt: order < 0, .le: order <= 0]
+        return .bool(results[op] ?? false)
+    default:
+        throw StoreError.invalidQuery("this store evaluates comparisons, and, or, not")
+    }
+}
+
+/// -1, 0 or 1: `null` first, then numbers (Booleans as 0 and 1), then text by code points.
+func notesOrder(_ x: JSONValue, _ y: JSONValue) -> Int {
+    func rank(_ value: JSONValue) -> Int { value.isNull ? 0 : (value.stringValue == nil ? 1 : 2) }
+    func number(_ value: JSONValue) -> Double { value.boolValue.map { $0 ? 1 : 0 } ?? value.doubleValue ?? 0 }
+    if rank(x) != rank(y) { return rank(x) < rank(y) ? -1 : 1 }
+    if let a = x.stringValue, let b = y.stringValue {
+        return a == b ? 0 : (a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars) ? -1 : 1)
+    }
+    return number(x) == number(y) ? 0 : (number(x) < number(y) ? -1 : 1)
+}
+
+// Sources/SyncStore/SyncStore.docc/WritingAStore.md, line 217
+func notesStoreFailures() async -> [StoreConformanceFailure] {
+    await StoreConformance.run { NotesStore() }
 }

@@ -22,7 +22,7 @@ import Testing
     @Test func theExamplesImportCipherSyncAloneAndCoverTheReadme() throws {
         let examples = try String(contentsOf: root.appendingPathComponent("Tests/DocumentationExamplesTests/Examples.swift"), encoding: .utf8)
         let imports = examples.split(separator: "\n").filter { $0.hasPrefix("import ") }
-        #expect(imports == ["import CipherSync", "import Foundation"])
+        #expect(imports == ["import CipherSync", "import CipherSyncStoreConformance", "import Foundation"])
         #expect(examples.contains("// README.md, line "), "the README's quick start is among the compiled examples")
     }
 }

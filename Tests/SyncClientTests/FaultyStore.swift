@@ -7,7 +7,7 @@ import Synchronization
 
 /// A store spy that forwards to a real store, counts the transactions it was asked for, and fails
 /// on demand (for store-failure cases).
-final class FaultyStore: LocalStore {
+final class FaultyStore: LocalStore, PushCacheHints {
     enum Fault: Hashable, Sendable {
         /// Reading a config value (delta token) throws.
         case configRead
@@ -94,7 +94,7 @@ final class FaultyStore: LocalStore {
 }
 
 /// Forwards every read, failing config reads when asked.
-class FaultyReader: StoreReader {
+class FaultyReader: SyncRecordsReader {
     let reader: any StoreReader
     let failConfig: Bool
 
@@ -127,7 +127,7 @@ class FaultyReader: StoreReader {
 }
 
 /// Forwards every write, failing the storing of items when asked.
-final class FaultyWriter: FaultyReader, StoreWriter {
+final class FaultyWriter: FaultyReader, SyncRecordsWriter {
     let writer: any StoreWriter
     let failItems: Bool
 

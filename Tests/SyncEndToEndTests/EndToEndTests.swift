@@ -7,37 +7,35 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// The real client over real HTTP against the real server on 127.0.0.1, on both kinds of store.
+/// The real client over real HTTP against the real server on 127.0.0.1, on the SQLite store (plain
+/// and encrypted) and on the in-memory store of the public store contract.
 @Suite struct EndToEndTests {
-    /// A server on a free port and two devices (stores of `kind`) connected to it.
+    /// A server on a free port and two devices (stores of one kind) connected to it.
     struct World {
         let server: RunningServer
         let a: Device, b: Device
 
         struct Device {
-            let test: TestStore
-            let store: SQLiteStore
+            let store: any LocalStore
+            let close: @Sendable () async throws -> Void
             let context: SyncContext
             let table: SyncTable
         }
 
-        static func make(_ kind: StoreKind) async throws -> World {
+        static func make(_ kind: EngineStore) async throws -> World {
             var logger = Logger(label: "e2e")
             logger.logLevel = .critical
             let server = try await RunningServer.start(ServerConfiguration(port: 0, pageSize: 3, logger: logger))
             func device() async throws -> Device {
-                let (test, store) = try await TestStore.make(kind)
+                let (store, close) = try await kind.make()
                 let context = SyncContext(client: MobileServiceClient(url: server.url), store: store)
-                return Device(test: test, store: store, context: context, table: try context.syncTable("todo"))
+                return Device(store: store, close: close, context: context, table: try context.syncTable("todo"))
             }
             return World(server: server, a: try await device(), b: try await device())
         }
 
         func close() async throws {
-            for device in [a, b] {
-                try await device.store.close()
-                device.test.directory.remove()
-            }
+            for device in [a, b] { try await device.close() }
             await server.stop()
         }
     }
@@ -46,8 +44,8 @@ import Testing
         try await device.table.read(Query().orderBy("text")).items.compactMap { $0["text"]?.stringValue }
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func offlineInsertsPushAndPullIncrementallyOnAnotherDevice(_ kind: StoreKind) async throws {
+    @Test(arguments: EngineStore.allCases)
+    func offlineInsertsPushAndPullIncrementallyOnAnotherDevice(_ kind: EngineStore) async throws {
         let world = try await World.make(kind)
         do {
             for text in ["a", "b", "c", "d", "e"] { _ = try await world.a.table.insert(["text": .string(text), "done": false]) }
@@ -76,8 +74,8 @@ import Testing
         try await world.close()
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func softDeletePropagates(_ kind: StoreKind) async throws {
+    @Test(arguments: EngineStore.allCases)
+    func softDeletePropagates(_ kind: EngineStore) async throws {
         let world = try await World.make(kind)
         do {
             let item = try await world.a.table.insert(["text": "doomed"])
@@ -97,8 +95,8 @@ import Testing
 
     enum Way: String, CaseIterable { case client, server, cancel }
 
-    @Test(arguments: StoreKind.allCases, Way.allCases)
-    func aConflictIsResolvedEachWay(_ kind: StoreKind, _ way: Way) async throws {
+    @Test(arguments: EngineStore.allCases, Way.allCases)
+    func aConflictIsResolvedEachWay(_ kind: EngineStore, _ way: Way) async throws {
         let world = try await World.make(kind)
         do {
             let item = try await world.a.table.insert(["text": "original"])

@@ -38,8 +38,8 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func aRowWrittenJustBeforeTheTokensRowMovedIsPulled(_ kind: StoreKind) async throws {
+    @Test(arguments: EngineStore.allCases)
+    func aRowWrittenJustBeforeTheTokensRowMovedIsPulled(_ kind: EngineStore) async throws {
         var logger = Logger(label: "moved-boundary")
         logger.logLevel = .critical
         let storage = try await SQLiteTableStorage.open(.memory, logger: logger)
@@ -49,7 +49,7 @@ import Testing
             guard case .written = try await storage.insert(table: "todo", scope: .shared, item: item) else { throw WriteFailed() }
         }
         let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger), storage: storage)
-        let (test, store) = try await TestStore.make(kind)
+        let (store, close) = try await kind.make()
         do {
             // The pull reads [a, b], then [b] at b's stamp, then skips one row: just before that
             // request a and then b are written again, so the skip passes over a.
@@ -68,8 +68,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        try? await store.close()
-        test.directory.remove()
+        try? await close()
         await server.stop()
     }
 

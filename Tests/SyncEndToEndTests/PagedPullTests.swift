@@ -30,10 +30,10 @@ import Testing
 
     struct SeedFailed: Error {}
 
-    @Test(arguments: StoreKind.allCases, [nil, "all"] as [String?])
-    func aServerCappingPagesAtFiftyIsPulledInFull(_ kind: StoreKind, queryId: String?) async throws {
+    @Test(arguments: EngineStore.allCases, [nil, "all"] as [String?])
+    func aServerCappingPagesAtFiftyIsPulledInFull(_ kind: EngineStore, queryId: String?) async throws {
         let server = try await Self.cappedServer()
-        let (test, store) = try await TestStore.make(kind)
+        let (store, close) = try await kind.make()
         do {
             let context = SyncContext(client: MobileServiceClient(url: server.url), store: store)
             let events = await context.events()
@@ -55,15 +55,14 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        try? await store.close()
-        test.directory.remove()
+        try? await close()
         await server.stop()
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func anExplicitPageSizeIsStillAskedFor(_ kind: StoreKind) async throws {
+    @Test(arguments: EngineStore.allCases)
+    func anExplicitPageSizeIsStillAskedFor(_ kind: EngineStore) async throws {
         let server = try await Self.cappedServer()
-        let (test, store) = try await TestStore.make(kind)
+        let (store, close) = try await kind.make()
         do {
             let context = SyncContext(client: MobileServiceClient(url: server.url), store: store)
             let events = await context.events()
@@ -77,8 +76,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        try? await store.close()
-        test.directory.remove()
+        try? await close()
         await server.stop()
     }
 }
