@@ -24,7 +24,7 @@ extension SyncContext {
 
     /// Removes the metadata rows of item `id` of `table`, their pending inserts and updates, and
     /// their `__attachments` rows; returns the files to remove after the commit.
-    static func dropAttachments(ofItem id: String, table: String, writer: any StoreWriter, rows: AttachmentRows) throws -> [String] {
+    static func dropAttachments(ofItem id: String, table: String, writer: any SyncRecordsWriter, rows: AttachmentRows) throws -> [String] {
         let companion = TableName.attachments(of: table)
         guard try writer.columns(of: companion) != nil else { return [] }
         let metadata = try writer.read(Query().where(Field("itemId") == id).description(table: companion)).items

@@ -69,24 +69,24 @@ package protocol AttachmentStoring: LocalStore {
     var attachmentVault: AttachmentVault { get }
     /// Runs `body` in one write transaction with the transaction's `__attachments` rows beside
     /// its writer: the metadata row and the file's row commit together, or neither does.
-    func writeAttachments<T: Sendable>(_ body: @Sendable (any StoreWriter, AttachmentRows) throws -> T) async throws -> T
+    func writeAttachments<T: Sendable>(_ body: @Sendable (any SyncRecordsWriter, AttachmentRows) throws -> T) async throws -> T
     /// Runs `body` in a read transaction with the transaction's `__attachments` rows beside its
     /// reader.
-    func readAttachments<T: Sendable>(_ body: @Sendable (any StoreReader, AttachmentRows) throws -> T) async throws -> T
+    func readAttachments<T: Sendable>(_ body: @Sendable (any SyncRecordsReader, AttachmentRows) throws -> T) async throws -> T
     /// Removes the files no row names (a crash between a file's rename and its row's commit, or
     /// rows removed since).
     func sweepAttachmentFiles() async throws
 }
 
 extension SQLiteStore: AttachmentStoring {
-    package func writeAttachments<T: Sendable>(_ body: @Sendable (any StoreWriter, AttachmentRows) throws -> T) async throws -> T {
+    package func writeAttachments<T: Sendable>(_ body: @Sendable (any SyncRecordsWriter, AttachmentRows) throws -> T) async throws -> T {
         try writeTransaction { session, writer in try body(writer, AttachmentRows(session: session)) }
     }
 
-    package func readAttachments<T: Sendable>(_ body: @Sendable (any StoreReader, AttachmentRows) throws -> T) async throws -> T {
+    package func readAttachments<T: Sendable>(_ body: @Sendable (any SyncRecordsReader, AttachmentRows) throws -> T) async throws -> T {
         try await read { reader in
             guard let session = reader as? StoreSession else { throw StoreError.database }
-            return try body(reader, AttachmentRows(session: session))
+            return try body(session, AttachmentRows(session: session))
         }
     }
 

@@ -88,7 +88,7 @@ public actor SQLiteStore: LocalStore, PushCacheHints {
 
     /// Runs `body` in one write transaction, with the transaction's session beside the writer
     /// that records what changed (the store's own tables are reached through the session).
-    func writeTransaction<T: Sendable>(_ body: (StoreSession, any StoreWriter) throws -> T) throws -> T {
+    func writeTransaction<T: Sendable>(_ body: (StoreSession, any SyncRecordsWriter) throws -> T) throws -> T {
         let connection = try requireConnection()
         guard !isReadOnly else { throw StoreError.fileSystem("The store at \(url.path) was opened for reading only.") }
         let plain = StoreSession(connection: connection, schema: schema)

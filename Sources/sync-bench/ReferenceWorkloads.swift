@@ -3,7 +3,7 @@ import SyncClient
 import SyncKeys
 import SyncSQL
 import SyncSQLite
-import SyncStore
+@_spi(Testing) import SyncStore
 import SyncWire
 
 /// The references of the headline that run in a child process of their own: what SQLCipher
