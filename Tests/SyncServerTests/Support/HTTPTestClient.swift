@@ -14,6 +14,9 @@ final class HTTPTestClient: Sendable {
     init(connections: Int = 32) {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+        // A request waits for a free connection as long as it may wait for its answer: with more
+        // requests in flight than connections on two busy cores, 10 s (the default) is too short.
+        configuration.timeout.connect = .seconds(60)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
