@@ -75,4 +75,3 @@ extension TableService {
         for id in ids { try await content.remove(AttachmentKey(table: table, scope: scope, id: id)) }
     }
 }
-
