@@ -93,6 +93,40 @@ import Testing
     }
 }
 
+/// An on-demand download whose answer is cut in the middle asks for the rest by range.
+@Suite struct AttachmentDownloadResumeTests {
+    @Test(arguments: StoreKind.allCases)
+    func aCutDownloadResumesWithARange(kind: StoreKind) async throws {
+        try await AttachmentWorld.with(kind) { world in
+            let deviceA = world.device(0, user: "alice")
+            let table = try deviceA.syncTable("photos")
+            try await table.insert(["id": "p1"])
+            let attachment = try await table.attach(
+                .bytes(AttachmentSyncTests.content), to: "p1", name: "porch.jpg", contentType: "image/jpeg")
+            try await deviceA.push()
+
+            let proxy = try FaultProxyProcess(upstream: world.server.url.port ?? 0)
+            defer { proxy.close() }
+            let url = try #require(URL(string: "http://127.0.0.1:\(proxy.port)"))
+            // The answer to the second ranged GET is cut; the network comes back during the wait.
+            let recorder = PatchRecorder(base: HTTPSyncTransport(), onGet: { count in if count == 2 { proxy.set("cut") } })
+            let deviceB = world.device(1, user: "alice", url: url, transport: recorder)
+            var retry = AttachmentRetry(attempts: 4, firstDelay: .milliseconds(1), longestDelay: .milliseconds(1))
+            retry.sleep = { _ in proxy.set("heal") }
+            let chunk = 64 << 10
+            await deviceB.setAttachmentTransfer(chunkBytes: chunk, retry: retry)
+            let tableB = try deviceB.syncTable("photos")
+            #expect(try await deviceB.syncTable(tableB.attachmentsTable).pull(Query(), queryId: "all") == 1)
+            #expect(try await collect(try await tableB.content(ofAttachment: attachment.id)) == AttachmentSyncTests.content)
+
+            let size = AttachmentSyncTests.content.count
+            let starts = stride(from: 0, to: size, by: chunk).map { $0 }
+            let expected = ([starts[0], starts[1]] + starts.dropFirst()).map { "bytes=\($0)-\(min($0 + chunk, size) - 1)" }
+            #expect(recorder.ranges == expected, "the cut range is asked again, nothing before it")
+        }
+    }
+}
+
 /// Transfers the server refuses for good end in a typed error and are parked; transfers that
 /// fail for now wait for their back-off. Neither is tried again at once.
 @Suite struct AttachmentTransferFailureTests {

@@ -77,32 +77,52 @@ func collect(_ content: AttachmentContent) async throws -> [UInt8] {
     return bytes
 }
 
-/// A transport that records the offsets of the `PATCH`es it sends and counts the `HEAD`s; with
-/// `status`, it answers every `PATCH` so without sending it; `onPatch` runs before the n-th is sent.
+/// A transport that records the offsets of the `PATCH`es it sends, the ranges of the `GET`s and
+/// counts the `HEAD`s; with `status`, it answers every `PATCH` so without sending it; `onPatch`
+/// and `onGet` run before the n-th `PATCH` or ranged `GET` is sent.
 final class PatchRecorder: SyncTransport {
     let base: HTTPSyncTransport
     private let status: Int?
     private let onPatch: @Sendable (Int) -> Void
-    private let state = Mutex<(offsets: [Int64], heads: Int)>(([], 0))
+    private let onGet: @Sendable (Int) -> Void
+    private let state = Mutex<(offsets: [Int64], ranges: [String], heads: Int)>(([], [], 0))
 
-    init(base: HTTPSyncTransport, status: Int? = nil, onPatch: @escaping @Sendable (Int) -> Void = { _ in }) {
+    init(
+        base: HTTPSyncTransport, status: Int? = nil, onPatch: @escaping @Sendable (Int) -> Void = { _ in },
+        onGet: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
         self.base = base
         self.status = status
         self.onPatch = onPatch
+        self.onGet = onGet
     }
 
     var offsets: [Int64] { state.withLock { $0.offsets } }
+    var ranges: [String] { state.withLock { $0.ranges } }
     var heads: Int { state.withLock { $0.heads } }
 
     func send(_ request: SyncRequest) async throws -> SyncResponse {
-        if request.method == .head { state.withLock { $0.heads += 1 } }
-        guard request.method == .patch else { return try await base.send(request) }
-        let count = state.withLock { state in
-            state.offsets.append(request.header(WireHeader.uploadOffset).flatMap { Int64($0) } ?? -1)
-            return state.offsets.count
+        switch request.method {
+        case .head:
+            state.withLock { $0.heads += 1 }
+        case .get:
+            if let range = request.header("Range") {
+                let count = state.withLock { state in
+                    state.ranges.append(range)
+                    return state.ranges.count
+                }
+                onGet(count)
+            }
+        case .patch:
+            let count = state.withLock { state in
+                state.offsets.append(request.header(WireHeader.uploadOffset).flatMap { Int64($0) } ?? -1)
+                return state.offsets.count
+            }
+            if let status { return SyncResponse(statusCode: status, body: Data(#"{"error":"refused"}"#.utf8)) }
+            onPatch(count)
+        default:
+            break
         }
-        if let status { return SyncResponse(statusCode: status, body: Data(#"{"error":"refused"}"#.utf8)) }
-        onPatch(count)
         return try await base.send(request)
     }
 }
