@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import SyncStore
 import SyncWire
 
@@ -28,9 +28,10 @@ extension SyncContext {
     /// downloads ahead of use.
     ///
     /// Each transfer resumes where the server's (upload) or the received (download) content ends.
-    /// A network failure or a 5xx answer leaves it queued with a growing back-off
-    /// (``AttachmentTransferRecord/backOff(afterAttempts:)``); it is listed in
-    /// ``AttachmentTransferSummary/deferred``. A permanent refusal (the item or attachment is gone
+    /// A network failure or a 5xx answer (once the transfer's own retries are spent) leaves it
+    /// queued with a growing back-off (``AttachmentTransferRecord/backOff(afterAttempts:)``); it
+    /// is listed in ``AttachmentTransferSummary/deferred``. When the server cannot be reached at
+    /// all, the run stops there: the other transfers stay queued as they were. A permanent refusal (the item or attachment is gone
     /// on the server: 404; too large: 413; another SHA-256: 422) parks the transfer in the queue,
     /// never tried again, and is thrown at the end.
     ///
@@ -40,18 +41,24 @@ extension SyncContext {
     ///   ``SyncError/cancelled``. A context whose store keeps no attachments transfers nothing.
     @discardableResult
     public func transferAttachments() async throws -> AttachmentTransferSummary {
+        try await transferAttachments(now: Date())
+    }
+
+    /// ``transferAttachments()`` as if it were `now` (tests pass a back-off's end).
+    func transferAttachments(now: Date) async throws -> AttachmentTransferSummary {
         try await exclusive(cancelled: SyncError(.cancelled, reason: "The attachment transfers were cancelled.")) { _ in
-            try await runAttachmentTransfers(uploadsOnly: false)
+            try await runAttachmentTransfers(uploadsOnly: false, now: now)
         }
     }
 
-    /// Runs the ready transfers (only uploads with `uploadsOnly`); the caller runs exclusively.
-    func runAttachmentTransfers(uploadsOnly: Bool) async throws -> AttachmentTransferSummary {
+    /// Runs the transfers ready at `now` (only uploads with `uploadsOnly`); the caller runs
+    /// exclusively.
+    func runAttachmentTransfers(uploadsOnly: Bool, now: Date = Date()) async throws -> AttachmentTransferSummary {
         var summary = AttachmentTransferSummary()
         guard store is any AttachmentStoring else { return summary }
         var failed: [AttachmentTransferRecord] = []
         var firstFailure: SyncError?
-        for transfer in try await readyAttachmentTransfers() where !uploadsOnly || transfer.direction == .upload {
+        for transfer in try await readyAttachmentTransfers(now: now) where !uploadsOnly || transfer.direction == .upload {
             do {
                 switch transfer.direction {
                 case .upload:
@@ -63,7 +70,9 @@ extension SyncContext {
                     }
                 }
             } catch let error as SyncError where Self.isTransient(error) {
-                summary.deferred.append(try await recordFailure(of: transfer, message: error.description))
+                summary.deferred.append(try await recordFailure(of: transfer, message: error.description, now: max(now, Date())))
+                // No network: the others would fail the same way; they wait for the next run.
+                if error == .transportFailed { break }
             } catch let error as SyncError where Self.isPermanent(error) {
                 failed.append(try await park(transfer, error))
                 firstFailure = firstFailure ?? error

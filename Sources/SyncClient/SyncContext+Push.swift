@@ -16,9 +16,13 @@ extension SyncContext {
     ///
     /// Once the queue is sent, the push uploads the content of the attachments whose item's and
     /// metadata row's inserts reached the server (``transferAttachments()`` describes how); an
-    /// upload that fails for now waits in the attachment queue for the next push.
+    /// upload that fails for now waits in the attachment queue for the next push. After a push
+    /// that completed with operation errors the uploads run too, and the push throws
+    /// ``SyncError/pushCompletedWithErrors``: an upload refused then is parked in the queue with
+    /// its `lastError` (``attachmentTransfers()``).
     ///
-    /// - Throws: ``SyncError/attachmentTransferFailed`` when the server refused uploads for good;
+    /// - Throws: ``SyncError/attachmentTransferFailed`` when the server refused uploads for good
+    ///   (``SyncError/authenticationRequired`` when it answered an upload 401);
     ///   ``SyncError/pushCompletedWithErrors`` with ``SyncError/operationErrors`` when
     ///   operations failed (after the conflict handler's ``SyncConflictHandler/pushDidComplete(with:)``
     ///   had its chance to resolve them); ``SyncError/pushAbortedByNetwork``,

@@ -160,12 +160,33 @@ import Testing
             let table = try device.syncTable("photos")
             try await table.insert(["id": "p1"])
             try await table.attach(.bytes([1, 2, 3]), to: "p1", name: "a.txt", contentType: "text/plain")
+            let beforePush = Date()
             try await device.push()
             let queued = try await device.attachmentTransfers()
-            #expect(queued.count == 1 && queued[0].attempts == 1 && queued[0].notBefore > Date())
+            #expect(queued.count == 1 && queued[0].attempts == 1 && queued[0].notBefore >= beforePush.addingTimeInterval(2))
 
-            #expect(try await device.transferAttachments() == AttachmentTransferSummary(), "not ready before its back-off")
+            #expect(try await device.readyAttachmentTransfers(now: beforePush.addingTimeInterval(1)).isEmpty, "not before its back-off")
             #expect(transport.offsets == [0])
+            // Once its back-off has passed it is tried again; a 5xx again backs off longer.
+            let summary = try await device.transferAttachments(now: queued[0].notBefore)
+            #expect(summary.deferred.map(\.attempts) == [2])
+            #expect(transport.offsets == [0, 0])
+        }
+    }
+
+    @Test func withoutAnAnswerTheRunStopsAndTheOtherUploadsWaitUntouched() async throws {
+        try await AttachmentWorld.with(.plain) { world in
+            let transport = PatchRecorder(base: HTTPSyncTransport(), headsFail: true)
+            let device = world.device(0, user: "alice", transport: transport)
+            await device.setAttachmentTransfer(chunkBytes: 1 << 20, retry: AttachmentRetry(attempts: 1))
+            let table = try device.syncTable("photos")
+            try await table.insert(["id": "p1"])
+            try await table.attach(.bytes([1, 2, 3]), to: "p1", name: "a.txt", contentType: "text/plain")
+            try await table.attach(.bytes([4, 5, 6]), to: "p1", name: "b.txt", contentType: "text/plain")
+            try await device.push()
+            #expect(transport.heads == 1, "the second upload is not tried once the server did not answer")
+            let queued = try await device.attachmentTransfers()
+            #expect(queued.map(\.attempts).sorted() == [0, 1])
         }
     }
 }

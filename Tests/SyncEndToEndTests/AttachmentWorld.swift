@@ -78,24 +78,29 @@ func collect(_ content: AttachmentContent) async throws -> [UInt8] {
 }
 
 /// A transport that records the offsets of the `PATCH`es it sends, the ranges of the `GET`s and
-/// counts the `HEAD`s; with `status`, it answers every `PATCH` so without sending it; `onPatch`
-/// and `onGet` run before the n-th `PATCH` or ranged `GET` is sent.
+/// counts the `HEAD`s; with `status`, it answers every `PATCH` so without sending it; with
+/// `headsFail`, no `HEAD` gets an answer; `onPatch` and `onGet` run before the n-th `PATCH` or
+/// ranged `GET` is sent.
 final class PatchRecorder: SyncTransport {
     let base: HTTPSyncTransport
     private let status: Int?
+    private let headsFail: Bool
     private let onPatch: @Sendable (Int) -> Void
     private let onGet: @Sendable (Int) -> Void
     private let state = Mutex<(offsets: [Int64], ranges: [String], heads: Int)>(([], [], 0))
 
     init(
-        base: HTTPSyncTransport, status: Int? = nil, onPatch: @escaping @Sendable (Int) -> Void = { _ in },
+        base: HTTPSyncTransport, status: Int? = nil, headsFail: Bool = false, onPatch: @escaping @Sendable (Int) -> Void = { _ in },
         onGet: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.base = base
         self.status = status
+        self.headsFail = headsFail
         self.onPatch = onPatch
         self.onGet = onGet
     }
+
+    struct NoAnswer: Error {}
 
     var offsets: [Int64] { state.withLock { $0.offsets } }
     var ranges: [String] { state.withLock { $0.ranges } }
@@ -105,6 +110,7 @@ final class PatchRecorder: SyncTransport {
         switch request.method {
         case .head:
             state.withLock { $0.heads += 1 }
+            if headsFail { throw NoAnswer() }
         case .get:
             if let range = request.header("Range") {
                 let count = state.withLock { state in
