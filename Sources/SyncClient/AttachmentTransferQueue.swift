@@ -59,7 +59,9 @@ extension SyncContext {
 
     /// Records a transfer's failure: one more attempt, tried again after the back-off
     /// (``AttachmentTransferRecord/backOff(afterAttempts:)``).
-    package func recordFailure(of transfer: AttachmentTransferRecord, message: String, now: Date = Date()) async throws {
+    /// - Returns: The record as it is now queued.
+    @discardableResult
+    package func recordFailure(of transfer: AttachmentTransferRecord, message: String, now: Date = Date()) async throws -> AttachmentTransferRecord {
         let store = try attachmentStore()
         var failed = transfer
         failed.attempts += 1
@@ -67,6 +69,7 @@ extension SyncContext {
         failed.lastError = message
         let record = failed
         try await mapped { try await store.writeAttachments { _, rows in try rows.update(record) } }
+        return record
     }
 
     /// Removes a transfer that completed.
@@ -81,7 +84,7 @@ extension SyncContext {
 
     /// The local content of an attachment, as the source of its upload.
     package func uploadSource(table: String, attachmentId: String) async throws -> any AttachmentContentSource {
-        try await attachmentContent(table: table, id: attachmentId)
+        try await attachmentContent(table: table, id: attachmentId, download: false)
     }
 
     /// A sink that writes a download into the store (sealed in an encrypted store), checks its

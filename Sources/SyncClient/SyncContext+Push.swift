@@ -14,7 +14,16 @@ extension SyncContext {
     /// Network failures, a 401, a local store failure and cancellation stop the push at once;
     /// the current operation stays queued and no error is recorded for it.
     ///
-    /// - Throws: ``SyncError/pushCompletedWithErrors`` with ``SyncError/operationErrors`` when
+    /// Once the queue is sent, the push uploads the content of the attachments whose item's and
+    /// metadata row's inserts reached the server (``transferAttachments()`` describes how); an
+    /// upload that fails for now waits in the attachment queue for the next push. After a push
+    /// that completed with operation errors the uploads run too, and the push throws
+    /// ``SyncError/pushCompletedWithErrors``: an upload refused then is parked in the queue with
+    /// its `lastError` (``attachmentTransfers()``).
+    ///
+    /// - Throws: ``SyncError/attachmentTransferFailed`` when the server refused uploads for good
+    ///   (``SyncError/authenticationRequired`` when it answered an upload 401);
+    ///   ``SyncError/pushCompletedWithErrors`` with ``SyncError/operationErrors`` when
     ///   operations failed (after the conflict handler's ``SyncConflictHandler/pushDidComplete(with:)``
     ///   had its chance to resolve them); ``SyncError/pushAbortedByNetwork``,
     ///   ``SyncError/pushAbortedByAuthentication``, ``SyncError/pushAbortedByLocalStore`` or
@@ -24,7 +33,14 @@ extension SyncContext {
     ///   id cannot be sent in a header (a control character: nothing is read or sent).
     public func push() async throws {
         try await exclusive(cancelled: SyncError.pushWasCancelled()) { run in
-            try await runPush(run)
+            do {
+                try await runPush(run)
+            } catch let error as SyncError where error == .pushCompletedWithErrors {
+                // The operations that reached the server have their content sent all the same.
+                _ = try? await runAttachmentTransfers(uploadsOnly: true)
+                throw error
+            }
+            _ = try await runAttachmentTransfers(uploadsOnly: true)
         }
     }
 

@@ -46,6 +46,10 @@ public actor SyncContext {
     var advertisedBatchBytes: Int?
     /// The most single-operation requests a push has in flight at once (``setPushParallelism(_:)``).
     var pushParallelism = 1
+    /// How attachment transfers retry a failed request (tests shorten the waits).
+    var attachmentRetry = AttachmentRetry()
+    /// The most bytes one attachment request carries.
+    var attachmentChunkBytes = 1 << 20
 
     /// Creates a sync context over a local store, for a client's backend.
     /// - Parameters:

@@ -40,6 +40,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case localStoreFailed
         // attachments
         case invalidAttachment, attachmentNotFound, attachmentContentUnavailable, attachmentDamaged, attachmentsUnsupported
+        case attachmentTransferFailed
     }
 
     let code: Code
@@ -52,18 +53,22 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     /// For a push: the operations that failed, each with its resolution calls. Also attached to an
     /// aborted push, with the errors collected before the abort.
     public let operationErrors: [TableOperationError]
+    /// For ``attachmentTransferFailed``: the transfers the server refused for good, each with its
+    /// `lastError`; they stay in the queue, parked, and are not tried again.
+    public let failedTransfers: [AttachmentTransferRecord]
     /// The error that caused this one (a transport or store error), if any.
     public let underlyingError: (any Error)?
 
     init(
         _ code: Code, reason: String? = nil, statusCode: Int? = nil, serverItem: JSONObject? = nil,
-        operationErrors: [TableOperationError] = [], underlying: (any Error)? = nil
+        operationErrors: [TableOperationError] = [], failedTransfers: [AttachmentTransferRecord] = [], underlying: (any Error)? = nil
     ) {
         self.code = code
         self.reason = reason
         self.statusCode = statusCode
         self.serverItem = serverItem
         self.operationErrors = operationErrors
+        self.failedTransfers = failedTransfers
         self.underlyingError = underlying
     }
 
@@ -71,14 +76,14 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     func with(operationErrors: [TableOperationError]) -> SyncError {
         SyncError(
             code, reason: reason, statusCode: statusCode, serverItem: serverItem, operationErrors: operationErrors,
-            underlying: underlyingError)
+            failedTransfers: failedTransfers, underlying: underlyingError)
     }
 
     /// The same kind of error with a reason.
     func with(reason: String) -> SyncError {
         SyncError(
             code, reason: reason, statusCode: statusCode, serverItem: serverItem, operationErrors: operationErrors,
-            underlying: underlyingError)
+            failedTransfers: failedTransfers, underlying: underlyingError)
     }
 
     /// Whether the server refused a write because its copy of the item differs: changed (409 or
@@ -254,4 +259,8 @@ extension SyncError {
     public static let attachmentDamaged = SyncError(.attachmentDamaged)
     /// The context's store keeps no attachments (only `SQLiteStore` does).
     public static let attachmentsUnsupported = SyncError(.attachmentsUnsupported)
+    /// The server refused attachment transfers for good (the item or attachment is gone: 404; the
+    /// content is too large: 413; its SHA-256 does not match: 422); see ``failedTransfers``.
+    /// They are parked in the queue and not tried again.
+    public static let attachmentTransferFailed = SyncError(.attachmentTransferFailed)
 }

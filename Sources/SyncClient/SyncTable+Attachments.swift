@@ -52,9 +52,16 @@ extension SyncTable {
 
     /// The content of the attachment with `id`, to read as a stream or export to a file.
     ///
+    /// Content that is not here (its metadata was pulled) is downloaded first, on demand: by
+    /// ranged requests that resume after a cut, its SHA-256 checked, stored as the store keeps
+    /// attachments (sealed in an encrypted store).
+    ///
     /// - Throws: ``SyncError/attachmentNotFound``, ``SyncError/attachmentContentUnavailable`` (the
-    ///   metadata was pulled, the content is not here), ``SyncError/attachmentDamaged`` (a sealed
-    ///   file fails its check when opened), ``SyncError/attachmentsUnsupported``.
+    ///   content is not here and could not be downloaded: no network, not on the server; the
+    ///   cause in ``SyncError/underlyingError``), ``SyncError/attachmentDigestMismatch`` (the
+    ///   server's bytes do not hash to the row's SHA-256), ``SyncError/attachmentDamaged`` (a
+    ///   sealed file fails its check when opened), ``SyncError/authenticationRequired``,
+    ///   ``SyncError/attachmentsUnsupported``.
     public func content(ofAttachment id: String) async throws -> AttachmentContent {
         try await context.attachmentContent(table: name, id: id)
     }
@@ -133,7 +140,7 @@ extension SyncContext {
         return attachment
     }
 
-    func attachmentContent(table: String, id: String) async throws -> AttachmentContent {
+    func attachmentContent(table: String, id: String, download: Bool = true) async throws -> AttachmentContent {
         let store = try attachmentStore()
         let companion = TableName.attachments(of: table)
         let (metadata, found) = try await mapped {
@@ -148,7 +155,19 @@ extension SyncContext {
             throw SyncError(.attachmentNotFound, reason: "The table has no attachment with this id.")
         }
         guard let found else {
-            throw SyncError(.attachmentContentUnavailable, reason: "The attachment's content is not in the local store.")
+            guard download else {
+                throw SyncError(.attachmentContentUnavailable, reason: "The attachment's content is not in the local store.")
+            }
+            do {
+                // On demand: one more try after a failure without progress, so that an offline
+                // device learns it at once.
+                var retry = attachmentRetry
+                retry.attempts = min(retry.attempts, 2)
+                _ = try await downloadContent(table: table, id: id, retry: retry)
+            } catch let error as SyncError where Self.isTransient(error) || error == .missingOnServer || error == .requestFailed {
+                throw SyncError(.attachmentContentUnavailable, reason: "The attachment's content could not be downloaded.", underlying: error)
+            }
+            return try await attachmentContent(table: table, id: id, download: false)
         }
         do {
             return AttachmentContent(file: try store.attachmentVault.open(found))

@@ -19,23 +19,37 @@ extension TodoDevice {
         return before - (try await context.pendingOperationsCount)
     }
 
-    /// Pulls the server's changes since the last pull (query id `allTodoItems`); pending changes
-    /// are pushed first.
-    /// - Returns: The number of items received.
+    /// Pulls the server's changes since the last pull (query id `allTodoItems`), then the
+    /// metadata of the items' attachments (query id `allTodoAttachments`; their content is
+    /// downloaded when exported); pending changes are pushed first.
+    /// - Returns: The number of items received (attachment rows not counted).
     @discardableResult
     public func pull() async throws -> Int {
         do {
-            return try await table.pull(Query(), queryId: Self.queryID)
+            let pulled = try await table.pull(Query(), queryId: Self.queryID)
+            do {
+                _ = try await context.syncTable(table.attachmentsTable).pull(Query(), queryId: Self.attachmentsQueryID)
+            } catch let error as SyncError where error.statusCode == 404 {
+                // The server has no attachment table for the items yet (none was ever attached).
+            }
+            return pulled
         } catch {
             throw try await translate(error)
         }
     }
 
-    /// Push, then pull.
+    /// Push (which uploads the content of attachments whose rows reached the server), pull, then
+    /// run the attachment transfers that are ready (retries whose back-off has passed, downloads
+    /// asked for).
     @discardableResult
     public func sync() async throws -> (pushed: Int, pulled: Int) {
         let pushed = try await push()
         let pulled = try await pull()
+        do {
+            try await context.transferAttachments()
+        } catch {
+            throw try await translate(error)
+        }
         return (pushed, pulled)
     }
 
@@ -43,6 +57,7 @@ extension TodoDevice {
     /// while changes are queued; with `force` it drops them too.
     public func purge(force: Bool) async throws {
         try await table.purge(nil, queryId: Self.queryID, force: force)
+        try await context.syncTable(table.attachmentsTable).purge(nil, queryId: Self.attachmentsQueryID, force: force)
     }
 
     /// How to settle a conflict. `restore` is `client` and `accept` is `server` for a change on
@@ -90,7 +105,8 @@ extension TodoDevice {
     }
 
     /// A network failure becomes ``TodoError/offline(pending:)``; push conflicts become
-    /// ``TodoError/conflicts(_:)``; other server errors ``TodoError/server(_:)``.
+    /// ``TodoError/conflicts(_:)``; other server errors (attachments refused for good too)
+    /// ``TodoError/server(_:)``.
     func translate(_ error: any Error) async throws -> any Error {
         guard let sync = error as? SyncError else { return error }
         if sync == .pushAbortedByAuthentication || sync == .authenticationRequired { return TodoError.unauthorized }
@@ -102,6 +118,10 @@ extension TodoDevice {
             if conflicts > 0 { return TodoError.conflicts(conflicts) }
             let first = sync.operationErrors.first
             return TodoError.server(first.map { "HTTP \($0.statusCode.map(String.init) ?? "?"): \($0.message)" } ?? sync.description)
+        }
+        if sync == .attachmentTransferFailed {
+            let status = sync.statusCode.map { "HTTP \($0)" } ?? sync.description
+            return TodoError.server("\(status): the server refused \(sync.failedTransfers.count) attachment(s)")
         }
         if sync == .requestFailed || sync == .malformedServerResponse {
             return TodoError.server(sync.statusCode.map { "HTTP \($0)" } ?? sync.description)

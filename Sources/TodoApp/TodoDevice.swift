@@ -10,6 +10,8 @@ public final class TodoDevice: Sendable {
     public static let tableName = "todoItem"
     /// The query id of the app's incremental pull.
     public static let queryID = "allTodoItems"
+    /// The query id of the pull of the items' attachment metadata.
+    public static let attachmentsQueryID = "allTodoAttachments"
     static let installationKey = "todo.installationId"
 
     /// The device's store (encrypted unless opened plain).

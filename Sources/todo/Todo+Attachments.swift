@@ -35,7 +35,8 @@ extension Todo {
     }
 
     struct Export: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write an item's attachment to a new file (an existing file is refused).")
+        static let configuration = CommandConfiguration(
+            abstract: "Write an item's attachment to a new file (an existing file is refused), downloading its content first when it is not here.")
         @OptionGroup var device: DeviceOptions
         @Argument(help: "The item's id or a unique prefix.") var id: String
         @Argument(help: "The attachment's name.") var name: String
@@ -44,7 +45,7 @@ extension Todo {
         func run() async throws {
             let url = URL(fileURLWithPath: path)
             guard !FileManager.default.fileExists(atPath: url.path) else { throw CLIError.failure("\(path) exists; nothing was written.") }
-            let attachment = try await device.with(readOnly: true) { try await $0.export(id, name: name, to: url) }
+            let attachment = try await device.with { try await $0.export(id, name: name, to: url) }
             Terminal.print("exported \(attachment.name) (\(attachment.size) bytes) to \(path)")
         }
     }

@@ -72,6 +72,17 @@ struct Inspection: Codable, Sendable {
     var photo: AttachmentReference?
 }
 
+// Sources/SyncClient/SyncClient.docc/Attachments.md, line 99
+@Sendable func example_Sources_SyncClient_SyncClient_docc_Attachments_99() async throws {
+    do {
+        try await context.push()  // the rows, then the content of their attachments
+        let summary = try await context.transferAttachments()
+        print(summary.uploaded, summary.downloaded, summary.deferred.count)
+    } catch let error as SyncError where error == .attachmentTransferFailed {
+        for transfer in error.failedTransfers { print(transfer.attachmentId, transfer.lastError ?? "") }
+    }
+}
+
 // Sources/SyncClient/SyncClient.docc/LiveData.md, line 19
 @Sendable func example_Sources_SyncClient_SyncClient_docc_LiveData_19() async throws {
     let todo = try context.syncTable("todo")

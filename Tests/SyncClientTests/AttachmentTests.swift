@@ -1,10 +1,11 @@
 import Foundation
-import SyncClient
 import SyncKeys
 import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
+
+@testable import SyncClient
 
 /// The files of a fixture's attachment directory (no temporary files are left behind).
 func attachmentFiles(_ f: ClientFixture) throws -> [String] {
@@ -152,9 +153,12 @@ func collect(_ content: AttachmentContent, chunkSize: Int = 1000) async throws -
             try await table.attach(.bytes([1, 2, 3]), to: "a", name: "1", contentType: "x/y")
             f.transport.enqueueEcho()
             f.transport.enqueueEcho()
+            await f.context.setAttachmentTransfer(chunkBytes: 1 << 20, retry: AttachmentRetry(attempts: 1))
             try await f.context.push()
             #expect(try await f.operations().isEmpty)
-            #expect(f.transport.requests.map(\.line) == ["POST /app/tables/todo", "POST /app/tables/todo__attachments"])
+            // The rows first, then the upload's offset asked (unanswered here: it waits in the queue).
+            #expect(f.transport.requests.map(\.line).prefix(2) == ["POST /app/tables/todo", "POST /app/tables/todo__attachments"])
+            #expect(f.transport.requests.dropFirst(2).map(\.method) == [.head])
             try await table.purge()
             #expect(try attachmentFiles(f) == [])
             #expect(try await f.rows("todo__attachments") == [])

@@ -1,9 +1,10 @@
 import Foundation
-import SyncClient
 import SyncStore
 import SyncTestSupport
 import SyncWire
 import Testing
+
+@testable import SyncClient
 
 /// The local half of attachment transfers: uploads and downloads queued in the store's system
 /// tables (surviving restarts, with back-off), uploads ready only once their rows are pushed, the
@@ -21,23 +22,31 @@ import Testing
         #expect(try await f.context.readyAttachmentTransfers().isEmpty, "the rows are not pushed yet")
         f.transport.enqueueEcho()
         f.transport.enqueueEcho()
+        await f.context.setAttachmentTransfer(chunkBytes: 1 << 20, retry: AttachmentRetry(attempts: 1))
+        let beforePush = Date()
         try await f.context.push()
+        // The push tried the upload after the rows: no answer (none scripted), so it backs off.
+        #expect(f.transport.requests.map(\.method) == [.post, .post, .head])
 
-        // The queue survives a restart; the upload is ready now, and its source is the content.
+        // The queue survives a restart; the upload is ready after its back-off, and its source is
+        // the content.
         let g = try await f.reopen()
-        let ready = try await g.context.readyAttachmentTransfers()
-        #expect(ready == queued)
+        let deferred = try #require(try await g.context.attachmentTransfers().first)
+        #expect(deferred.attempts == 1 && deferred.lastError != nil && deferred.notBefore >= beforePush.addingTimeInterval(2))
+        #expect(try await g.context.readyAttachmentTransfers(now: beforePush).isEmpty)
+        let ready = try await g.context.readyAttachmentTransfers(now: deferred.notBefore)
+        #expect(ready == [deferred])
         let source = try await g.context.uploadSource(table: "todo", attachmentId: attachment.id)
         #expect(source.size == 100_000)
         #expect(try await source.read(at: 99_990, count: 100) == Array(content.suffix(10)))
 
-        // A failure backs off; completion empties the queue.
+        // A failure backs off longer; completion empties the queue.
         let now = Date()
-        try await g.context.recordFailure(of: ready[0], message: "HTTP 503", now: now)
+        try await g.context.recordFailure(of: try #require(ready.first), message: "HTTP 503", now: now)
         let failed = try #require(try await g.context.attachmentTransfers().first)
-        #expect(failed.attempts == 1 && failed.lastError == "HTTP 503")
-        #expect(try await g.context.readyAttachmentTransfers(now: now.addingTimeInterval(1)).isEmpty)
-        #expect(try await g.context.readyAttachmentTransfers(now: now.addingTimeInterval(3)).count == 1)
+        #expect(failed.attempts == 2 && failed.lastError == "HTTP 503")
+        #expect(try await g.context.readyAttachmentTransfers(now: now.addingTimeInterval(3)).isEmpty)
+        #expect(try await g.context.readyAttachmentTransfers(now: now.addingTimeInterval(5)).count == 1)
         try await g.context.complete(failed)
         #expect(try await g.context.attachmentTransfers().isEmpty)
         try await g.dispose()
