@@ -20,15 +20,15 @@ let package = Package(
             name: "fuzz-query",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "SyncWire", package: "CipherSync"),
-                .product(name: "SyncSQL", package: "CipherSync"),
-                .product(name: "SyncSQLite", package: "CipherSync"),
+                // The modules under test (SyncWire, SyncSQL, SyncSQLite) are not products of
+                // their own; they come with the one product, whose targets depend on them.
+                .product(name: "CipherSync", package: "CipherSync"),
             ],
             swiftSettings: upcomingFeatures),
         // Request bodies: the strict JSON parser, and the writer's round trip.
         .executableTarget(
             name: "fuzz-json",
-            dependencies: ["FuzzSupport", .product(name: "SyncWire", package: "CipherSync")],
+            dependencies: ["FuzzSupport", .product(name: "CipherSync", package: "CipherSync")],
             swiftSettings: upcomingFeatures),
     ]
 )
