@@ -58,7 +58,7 @@ extension SyncContext {
     }
 
     /// Records a transfer's failure: one more attempt, tried again after the back-off
-    /// (``AttachmentTransferRecord/backOff(afterAttempts:)``).
+    /// (`AttachmentTransferRecord.backOff(afterAttempts:)`).
     /// - Returns: The record as it is now queued.
     @discardableResult
     package func recordFailure(of transfer: AttachmentTransferRecord, message: String, now: Date = Date()) async throws -> AttachmentTransferRecord {

@@ -29,7 +29,7 @@ extension SyncContext {
     ///
     /// Each transfer resumes where the server's (upload) or the received (download) content ends.
     /// A network failure or a 5xx answer (once the transfer's own retries are spent) leaves it
-    /// queued with a growing back-off (``AttachmentTransferRecord/backOff(afterAttempts:)``); it
+    /// queued with a growing back-off (`AttachmentTransferRecord.backOff(afterAttempts:)`); it
     /// is listed in ``AttachmentTransferSummary/deferred``. When the server cannot be reached at
     /// all, the run stops there: the other transfers stay queued as they were. A permanent refusal (the item or attachment is gone
     /// on the server: 404; too large: 413; another SHA-256: 422) parks the transfer in the queue,

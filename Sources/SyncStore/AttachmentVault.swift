@@ -137,7 +137,7 @@ public final class AttachmentVault: Sendable {
     ///
     /// - Parameter record: The attachment's row of `__attachments`.
     /// - Returns: A reader of its content.
-    /// - Throws: ``AttachmentFileError`` for a missing, damaged or foreign file.
+    /// - Throws: `AttachmentFileError` for a missing, damaged or foreign file.
     public func open(_ record: AttachmentFileRecord) throws -> any AttachmentFileContent {
         let url = directory.appendingPathComponent(record.file)
         guard let wrapped = record.wrappedKey else { return try PlainAttachmentFile(url: url) }

@@ -17,7 +17,7 @@ public struct AttachmentFileRecord: Sendable, Hashable {
 
 /// The `__attachments` rows of one transaction of a ``SQLiteStore``.
 ///
-/// Handed to the closures of ``AttachmentStoring/writeAttachments(_:)``; it lives as long as the
+/// Handed to the closures of `AttachmentStoring.writeAttachments(_:)`; it lives as long as the
 /// closure runs.
 public struct AttachmentRows {
     let session: StoreSession
