@@ -1,5 +1,6 @@
 public import Foundation
 public import SyncKeys
+import SyncWire
 import Synchronization
 
 /// Where a store keeps attachment content: the directory `<database>.attachments/` (mode 0700)
@@ -47,7 +48,7 @@ public final class AttachmentVault: Sendable {
     /// - Returns: A file name in ``directory``.
     public func fileName(table: String, id: String) -> String {
         let digest = (try? KeyDerivation.sha256(Array(table.utf8) + [0] + Array(id.lowercased().utf8))) ?? []
-        return digest.prefix(16).map { String(format: "%02x", $0) }.joined() + (isEncrypted ? ".csat" : ".bin")
+        return Hex.lowercase(digest.prefix(16)) + (isEncrypted ? ".csat" : ".bin")
     }
 
     /// Creates the directory (0700) when it is missing.
@@ -235,7 +236,7 @@ package final class VaultFileWriter {
             guard let hasher = hasher.take() else { throw KeyError.cryptoFailure("SHA-256") }
             let digest = try hasher.finalize()
             return StagedAttachment(
-                table: table, id: id, file: name, wrappedKey: wrapped, size: size, sha256: digest.map { String(format: "%02x", $0) }.joined())
+                table: table, id: id, file: name, wrappedKey: wrapped, size: size, sha256: Hex.lowercase(digest))
         } catch {
             discard()
             throw AttachmentVault.mapped(error)
