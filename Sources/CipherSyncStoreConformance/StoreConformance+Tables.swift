@@ -1,7 +1,7 @@
 import CipherSync
 import Foundation
 
-/// The checks of ``StoreReader`` and ``StoreWriter``: items, ids, properties, queries, deletes.
+/// The checks of `StoreReader` and `StoreWriter`: items, ids, properties, queries, deletes.
 extension StoreConformance {
     static let tableChecks: [Check] = [
         Check(name: "upsert stores items and read returns them", body: upsertAndRead),

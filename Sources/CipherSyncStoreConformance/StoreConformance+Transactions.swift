@@ -1,7 +1,7 @@
 import CipherSync
 import Foundation
 
-/// The checks of ``LocalStore``'s transactions and change feed.
+/// The checks of `LocalStore`'s transactions and change feed.
 extension StoreConformance {
     static let transactionChecks: [Check] = [
         Check(name: "a write that throws changes nothing", body: rollback),

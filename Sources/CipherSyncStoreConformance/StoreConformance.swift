@@ -1,8 +1,8 @@
 public import CipherSync
 import Foundation
 
-/// The conformance suite of the store contract: checks that a ``LocalStore`` does what the sync
-/// engine relies on (``StoreReader``, ``StoreWriter``, transactions, the change feed, and the
+/// The conformance suite of the store contract: checks that a `LocalStore` does what the sync
+/// engine relies on (`StoreReader`, `StoreWriter`, transactions, the change feed, and the
 /// engine's own records kept through them).
 ///
 /// Run it from a test of the store, with a function that makes a new, empty store for each check:

@@ -5,7 +5,7 @@ public import SyncKeys
 /// A connection to a TPM 2.0 through tpm2-tss's ESAPI, for the key envelope's TPM slot: seal a
 /// slot secret into a persistent object, unseal it (with a PIN and a PCR policy when the slot has
 /// them), evict it, and read the dictionary-attack parameters. Every return code goes through
-/// ``tssCheck(_:_:)``.
+/// `tssCheck(_:_:)`.
 ///
 /// The TPM is named by a TCTI configuration string (tpm2-tss's syntax): `device:/dev/tpmrm0` on
 /// a device (the kernel's resource manager), `swtpm:host=127.0.0.1,port=P` for a software TPM.
@@ -27,7 +27,7 @@ public final class TPMDevice {
     /// Connects to the TPM that `configuration` names.
     ///
     /// - Parameter configuration: A TCTI configuration string.
-    /// - Throws: ``KeyError/tpmFailure(_:)`` when the TPM cannot be reached.
+    /// - Throws: `KeyError.tpmFailure(_:)` when the TPM cannot be reached.
     public init(configuration: String) throws(KeyError) {
         self.configuration = configuration
         var tcti: OpaquePointer?
@@ -65,7 +65,7 @@ public final class TPMDevice {
 
     /// Reads the dictionary-attack parameters.
     ///
-    /// - Throws: ``KeyError/tpmFailure(_:)``.
+    /// - Throws: `KeyError.tpmFailure(_:)`.
     public func lockoutParameters() throws(KeyError) -> LockoutParameters {
         var more: TPMI_YES_NO = 0
         var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
@@ -106,7 +106,7 @@ public final class TPMDevice {
     /// with `pcrs` also the current values of those SHA-256 PCRs.
     ///
     /// - Returns: The binding to record in the slot.
-    /// - Throws: ``KeyError``.
+    /// - Throws: `KeyError`.
     public func seal(_ secret: SecretBytes, pin: SecretBytes?, pcrs: [Int]) throws(KeyError) -> KeyEnvelope.TPMBinding {
         guard secret.count == 32 else { throw .invalidKeyLength(secret.count) }
         let primary = try createPrimary()
@@ -148,8 +148,8 @@ public final class TPMDevice {
     ///   - binding: The slot's binding.
     ///   - pin: The PIN, when the slot has one.
     /// - Returns: The 32-byte secret.
-    /// - Throws: ``KeyError/tpmKeyMissing`` (no such object here), ``KeyError/wrongPIN``,
-    ///   ``KeyError/tpmLockedOut``, ``KeyError/tpmPolicyRefused``, ``KeyError/tpmFailure(_:)``.
+    /// - Throws: `KeyError.tpmKeyMissing` (no such object here), `KeyError.wrongPIN`,
+    ///   `KeyError.tpmLockedOut`, `KeyError.tpmPolicyRefused`, `KeyError.tpmFailure(_:)`.
     public func unseal(_ binding: KeyEnvelope.TPMBinding, pin: SecretBytes?) throws(KeyError) -> SecretBytes {
         guard binding.pin == (pin != nil) else { throw binding.pin ? .wrongPIN : .tpmFailure("this TPM slot has no PIN") }
         guard let handle = binding.handleValue else { throw .envelopeCorrupt("invalid TPM handle") }
@@ -180,7 +180,7 @@ public final class TPMDevice {
     /// Evicts the persistent object at `handle` if it is the one named `name`.
     ///
     /// - Returns: Whether an object was evicted (`false`: nothing, or another object, is there).
-    /// - Throws: ``KeyError/tpmFailure(_:)``.
+    /// - Throws: `KeyError.tpmFailure(_:)`.
     @discardableResult
     public func evict(handle: String, name: String) throws(KeyError) -> Bool {
         guard let value = KeyEnvelope.TPMBinding.handleValue(of: handle) else { return false }

@@ -5,7 +5,7 @@ import Synchronization
 /// names, with the PIN when the slot has one. The secret is unsealed once per unlocker (a command
 /// that reads the envelope twice asks the TPM, and counts a wrong PIN, once).
 public struct TPMSlotUnlocker: SlotUnlocker {
-    /// ``KeyEnvelope/tpmSlot``.
+    /// `KeyEnvelope.tpmSlot`.
     public let slotID = KeyEnvelope.tpmSlot
     /// The TCTI configuration of the TPM.
     public let configuration: String

@@ -33,7 +33,7 @@ enum TPMResponse {
 /// - Parameters:
 ///   - rc: The return code of an ESAPI or TCTI call.
 ///   - operation: The call, for the message.
-/// - Throws: The ``KeyError`` of ``tssFailure(_:_:)``.
+/// - Throws: The `KeyError` of `tssFailure(_:_:)`.
 func tssCheck(_ rc: TSS2_RC, _ operation: String) throws(KeyError) {
     guard rc != 0 else { return }
     throw tssFailure(rc, operation)
