@@ -170,9 +170,9 @@ public actor SQLiteStore: LocalStore, PushCacheHints {
     /// with their index entries, and room for the rows' neighbours (measured: a push of 20,000
     /// encrypted updates reads its pages again from the file with SQLite's 2 MiB cache, each
     /// decrypted anew, and does not with 16 MiB).
-    public static let pushCacheBytesPerOperation = 1024
+    package static let pushCacheBytesPerOperation = 1024
     /// The most page cache a push raises the store's to.
-    public static let pushCacheBytesLimit = 64 << 20
+    package static let pushCacheBytesLimit = 64 << 20
 
     /// Raises the connection's page cache for the push's working set, about
     /// ``pushCacheBytesPerOperation`` per operation (at most ``pushCacheBytesLimit``), when that

@@ -18,7 +18,7 @@ import Synchronization
 /// - A task that entered keeps its turn until its body returns or throws, cancelled or not.
 ///
 /// A class whose state sits behind a `Mutex`; safe to share.
-public final class AsyncSerialGate: Sendable {
+package final class AsyncSerialGate: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Void, any Error>
@@ -43,7 +43,7 @@ public final class AsyncSerialGate: Sendable {
     private let state = Mutex(State())
 
     /// Creates an open gate with an empty queue.
-    public init() {}
+    package init() {}
 
     /// Waits for this task's turn, runs `body`, then gives the turn to the next task in line.
     ///
@@ -56,7 +56,7 @@ public final class AsyncSerialGate: Sendable {
     /// - Returns: what `body` returns.
     /// - Throws: `CancellationError` when the task is cancelled before its turn (the body did not
     ///   run); otherwise what `body` throws.
-    public func withTurn<T>(
+    package func withTurn<T>(
         isolation: isolated (any Actor)? = #isolation, _ body: nonisolated(nonsending) () async throws -> T
     ) async throws -> T {
         try await enter()
@@ -65,7 +65,7 @@ public final class AsyncSerialGate: Sendable {
     }
 
     /// The number of tasks waiting for their turn (not counting the one that has it).
-    public var queuedCount: Int {
+    package var queuedCount: Int {
         state.withLock { $0.waiters.count }
     }
 
