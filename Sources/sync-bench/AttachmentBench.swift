@@ -53,17 +53,18 @@ struct AttachmentBench {
             decrypt.append(
                 try await child(.attachmentReference, store: nil, ["--source", sealed, "--target", opened, "--decrypt"], count: Self.referenceBuffer))
         }
-        let mb = bench.attachmentMegabytes
-        return [
-            BenchRecord(workload: "attachment-write", title: "\(mb) MB attached (file → store)", store: "encrypted", unit: "MB/s", samples: write),
-            BenchRecord(
-                workload: "attachment-encrypt-reference", title: "reference: AES-256-GCM (OpenSSL EVP), file → file", store: nil, unit: "MB/s",
-                samples: encrypt),
-            BenchRecord(workload: "attachment-read", title: "\(mb) MB exported (store → file)", store: "encrypted", unit: "MB/s", samples: read),
-            BenchRecord(
-                workload: "attachment-decrypt-reference", title: "reference: AES-256-GCM (OpenSSL EVP) decrypted, file → file", store: nil,
-                unit: "MB/s", samples: decrypt),
-        ]
+        let mb = bench.attachmentMegabytes, encrypted = "encrypted"
+        return Self.rates([
+            ("attachment-write", "\(mb) MB attached (file → store)", encrypted, write),
+            ("attachment-encrypt-reference", "reference: AES-256-GCM (OpenSSL EVP), file → file", nil, encrypt),
+            ("attachment-read", "\(mb) MB exported (store → file)", encrypted, read),
+            ("attachment-decrypt-reference", "reference: AES-256-GCM (OpenSSL EVP) decrypted, file → file", nil, decrypt),
+        ])
+    }
+
+    /// The records in MB/s of `(workload, title, store, samples)`.
+    static func rates(_ measured: [(String, String, String?, [BenchSample])]) -> [BenchRecord] {
+        measured.map { BenchRecord(workload: $0.0, title: $0.1, store: $0.2, unit: "MB/s", samples: $0.3) }
     }
 
     /// `--attachment-files` attachments uploaded by a push and downloaded into another store, then
@@ -99,16 +100,12 @@ struct AttachmentBench {
             bareDownloads.append(download)
         }
         let what = "\(files) × \(bench.attachmentKilobytes) KB"
-        return [
-            BenchRecord(workload: "attachment-upload", title: "\(what) uploaded by a push", store: "encrypted", unit: "MB/s", samples: uploads),
-            BenchRecord(
-                workload: "bare-attachment-upload", title: "reference: \(what) PATCHed from a bare socket", store: nil, unit: "MB/s",
-                samples: bareUploads),
-            BenchRecord(workload: "attachment-download", title: "\(what) downloaded", store: "encrypted", unit: "MB/s", samples: downloads),
-            BenchRecord(
-                workload: "bare-attachment-download", title: "reference: \(what) fetched by a bare socket", store: nil, unit: "MB/s",
-                samples: bareDownloads),
-        ]
+        return Self.rates([
+            ("attachment-upload", "\(what) uploaded by a push", "encrypted", uploads),
+            ("bare-attachment-upload", "reference: \(what) PATCHed from a bare socket", nil, bareUploads),
+            ("attachment-download", "\(what) downloaded", "encrypted", downloads),
+            ("bare-attachment-download", "reference: \(what) fetched by a bare socket", nil, bareDownloads),
+        ])
     }
 
     /// The goals' lines from the records of ``measure()``.

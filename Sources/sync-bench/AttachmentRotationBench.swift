@@ -75,14 +75,10 @@ extension AttachmentBench {
                 throw BenchError("an attachment reads back otherwise after the rotations")
             }
         }
-        return [
-            BenchRecord(
-                workload: "attachment-rotate", title: "sync-keys rotate, \(count) MB of attachments", store: "encrypted", unit: "MB/s",
-                samples: with),
-            BenchRecord(
-                workload: "rotate-without-attachments", title: "reference: the same store's rotate before they were added", store: "encrypted",
-                unit: "MB/s", samples: without),
-        ]
+        return Self.rates([
+            ("attachment-rotate", "sync-keys rotate, \(count) MB of attachments", "encrypted", with),
+            ("rotate-without-attachments", "reference: the same store's rotate before they were added", "encrypted", without),
+        ])
     }
 
     /// The bytes of a store: its database and its attachment files.

@@ -6,26 +6,7 @@ import Testing
 /// and prints each figure with its reference, ratio and goal. (It measures; this test checks that
 /// it works, with small sizes, and that each line is what its records say, never how fast.)
 @Suite struct AttachmentBenchmarkTests {
-    struct Report: Decodable {
-        struct Line: Decodable {
-            var figure: String
-            var value: Double
-            var unit: String
-            var referenceValue: Double?
-            var ratio: Double?
-            var goal: Double?
-            var atLeast: Bool
-            var met: Bool?
-        }
-        struct Record: Decodable {
-            var workload: String
-            var items: Int
-            var rate: Double
-            var unit: String
-        }
-        var headline: [Line]
-        var records: [Record]
-    }
+    typealias Report = HeadlineBenchmarkTests.Report
 
     let bench = BuiltTool("sync-bench")
 
