@@ -59,10 +59,12 @@ struct BareSender {
 
     /// The text of a request with the API version header, `headers` (each `Name: value`) and a
     /// JSON body when `body` is not empty.
-    func request(_ method: String, _ path: String, body: [UInt8] = [], headers: [String] = []) -> [UInt8] {
+    func request(
+        _ method: String, _ path: String, body: [UInt8] = [], contentType: String = "application/json", headers: [String] = []
+    ) -> [UInt8] {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nAccept: application/json\r\n\(WireHeader.apiVersion): 2.0.0\r\n"
         for header in headers { head += header + "\r\n" }
-        if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        if !body.isEmpty { head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n" }
         return Array((head + "\r\n").utf8) + body
     }
 
@@ -98,14 +100,16 @@ struct BareSender {
             if let (status, length, body) = try Self.answer(buffer[..<filled]), filled >= length {
                 return (status, Array(buffer[body..<length]))
             }
-            guard filled < buffer.count else { throw BenchError("an answer larger than \(buffer.count) bytes") }
+            // A larger answer (an attachment's content) grows the buffer.
+            if filled == buffer.count { buffer += [UInt8](repeating: 0, count: buffer.count) }
         }
     }
 
     /// The status, the whole length of the answer in `bytes` and where its body starts, once its
     /// head has arrived (read
     /// as bytes: the sender's own work stays small beside the server's).
-    /// - Throws: ``BenchError`` for a head that is not HTTP/1.1 with a `Content-Length`.
+    /// - Throws: ``BenchError`` for a head that is not HTTP/1.1 with a `Content-Length` (which a
+    ///   204 answer may leave out).
     static func answer(_ bytes: ArraySlice<UInt8>) throws -> (status: Int, length: Int, bodyStart: Int)? {
         let (cr, lf) = (UInt8(ascii: "\r"), UInt8(ascii: "\n"))
         guard
@@ -123,7 +127,10 @@ struct BareSender {
             let at = head.indices.first(where: { at in
                 head[at...].count >= name.count && zip(head[at...], name).allSatisfy { lowercased($0) == $1 }
             })
-        else { throw BenchError("the answer has no Content-Length") }
+        else {
+            guard status == 204 else { throw BenchError("the answer has no Content-Length") }
+            return (status, headEnd - bytes.startIndex + 4, headEnd - bytes.startIndex + 4)
+        }
         let value = head[(at + name.count)...].drop { $0 == UInt8(ascii: " ") }.prefix { $0 != cr }
         guard let length = number(value) else { throw BenchError("the answer's Content-Length is not a number") }
         return (status, headEnd - bytes.startIndex + 4 + length, headEnd - bytes.startIndex + 4)

@@ -66,6 +66,8 @@ struct BenchSample: Sendable {
     var peakRSSBytes: Int? = nil
     var megabytes: Double? = nil
     var observedResults: Int? = nil
+    /// `bare-attachments`: seconds of its downloads.
+    var downloadSeconds: Double? = nil
 
     init(seconds: Double, items: Int) {
         self.seconds = seconds
@@ -79,6 +81,8 @@ struct BenchSample: Sendable {
         clientCPUSeconds = report.cpuSeconds
         peakRSSBytes = report.peakRSSBytes
         observedResults = report.observedResults
+        megabytes = report.bytes.map { Double($0) / 1_000_000 }
+        downloadSeconds = report.downloadSeconds
     }
 }
 
@@ -196,6 +200,9 @@ extension [BenchRecord] {
                 // The server's code is the same whatever client is measured: the ratio stands
                 // still when the machine's speed swings between runs, the two figures do not.
                 if let client = record.clientCPUSeconds, cpu > 0 { notes.append(String(format: "client/server CPU %.2f×", client / cpu)) }
+            }
+            if record.unit == "MB/s", record.items > 1 {
+                notes.append(String(format: "%.1f files/s", Double(record.items) / Swift.max(record.seconds, 1e-9)))
             }
             if let megabytes = record.megabytes, let excluding = record.rateExcludingKeyDerivation {
                 notes.append(String(format: "%.0f MB; %.1f MB/s without the one key derivation", megabytes, excluding))

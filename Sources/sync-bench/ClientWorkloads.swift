@@ -20,6 +20,10 @@ struct ChildReport: Codable, Sendable {
     var peakRSSBytes: Int
     /// Observed pull: the results the observer read.
     var observedResults: Int? = nil
+    /// Attachment workloads: the content bytes written, read or transferred.
+    var bytes: Int? = nil
+    /// `bare-attachments`: seconds of the downloads (`seconds` holds the uploads').
+    var downloadSeconds: Double? = nil
 }
 
 /// The client workloads, each run in a child process of its own so its memory is its own.
@@ -52,6 +56,18 @@ enum ClientWorkload: String, CaseIterable, ExpressibleByArgument, Sendable {
     /// `sqlcipher_export` of the store into a new keyed database (`--target`): the reference of
     /// `sync-keys encrypt` and `rotate`.
     case export
+    /// A file attached to an item of a fresh store (``ChildWorkload/attachmentWrite(at:encryption:)``).
+    case attachmentWrite = "attachment-write"
+    /// That attachment exported to a new file (``ChildWorkload/attachmentRead(at:encryption:)``).
+    case attachmentRead = "attachment-read"
+    /// The same file through OpenSSL's AES-256-GCM (``ChildWorkload/attachmentReference()``).
+    case attachmentReference = "attachment-reference"
+    /// Attachments uploaded by a push (``ChildWorkload/attachmentUpload(at:encryption:)``).
+    case attachmentUpload = "attachment-upload"
+    /// Attachments downloaded (``ChildWorkload/attachmentDownload(at:encryption:)``).
+    case attachmentDownload = "attachment-download"
+    /// The same content sent and fetched over a bare socket (``ChildWorkload/bareAttachments()``).
+    case bareAttachments = "bare-attachments"
 }
 
 /// `sync-bench child-workload …`: runs one client workload and prints its ``ChildReport``. The
@@ -69,6 +85,9 @@ struct ChildWorkload: AsyncParsableCommand {
     @Flag var batched = false
     @Option var parallelism = 1
     @Option var target: String?
+    @Option var source: String?
+    @Option var bytes: Int?
+    @Flag var decrypt = false
 
     func run() async throws {
         let encryption: StoreEncryption = encrypted ? .key(try KeyHandOver.readFromStandardInput()) : .none
@@ -81,6 +100,18 @@ struct ChildWorkload: AsyncParsableCommand {
             report = try await offlineReference(at: url, encryption: encryption)
         case .export:
             report = try exportReference(at: url, encryption: encryption)
+        case .attachmentWrite:
+            report = try await attachmentWrite(at: url, encryption: encryption)
+        case .attachmentRead:
+            report = try await attachmentRead(at: url, encryption: encryption)
+        case .attachmentReference:
+            report = try attachmentReference()
+        case .attachmentUpload:
+            report = try await attachmentUpload(at: url, encryption: encryption)
+        case .attachmentDownload:
+            report = try await attachmentDownload(at: url, encryption: encryption)
+        case .bareAttachments:
+            report = try await bareAttachments()
         case .roundTrip:
             report = try await roundTrip()
         case .bareInserts:
@@ -124,7 +155,7 @@ struct ChildWorkload: AsyncParsableCommand {
 
     /// Opens the store (a fresh one must not exist yet), attaches a client for the server and
     /// runs `body`; the store is closed afterwards.
-    private func withStore(
+    func withStore(
         _ url: URL, _ encryption: StoreEncryption, create: Bool,
         _ body: (SyncContext, (String) throws -> SyncTable) async throws -> ChildReport
     ) async throws -> ChildReport {
@@ -143,7 +174,7 @@ struct ChildWorkload: AsyncParsableCommand {
     }
 
     /// Times `body`, which handles `items` items.
-    private func measure(items: Int, transferred: Int? = nil, _ body: () async throws -> Void) async rethrows -> ChildReport {
+    func measure(items: Int, transferred: Int? = nil, _ body: () async throws -> Void) async rethrows -> ChildReport {
         let cpu = ProcessStatistics.ownCPUSeconds
         let elapsed = try await ContinuousClock().measure { try await body() }
         return ChildReport(

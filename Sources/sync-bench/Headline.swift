@@ -14,11 +14,13 @@ struct HeadlineLine: Codable, Sendable {
     /// `value ÷ referenceValue` (for times, the median of paired runs' ratios); `nil` for a goal
     /// in absolute terms.
     var ratio: Double?
-    /// The goal's bound: on the ratio, or on the value when there is no reference.
-    var goal: Double
+    /// The goal's bound: on the ratio, or on the value when there is no reference; `nil` for a
+    /// figure reported beside its reference without a goal.
+    var goal: Double?
     /// Whether the goal is a lower bound (`≥`) or an upper bound (`≤`).
     var atLeast: Bool
-    var met: Bool
+    /// Whether the goal is met; `nil` without a goal.
+    var met: Bool?
 }
 
 /// `sync-bench --headline`: exactly the workloads the goals need, each figure beside its
@@ -118,11 +120,11 @@ enum Headline {
             "\([BenchRecord].number(value, digits: value < 100 ? (unit == "s" ? 3 : 1) : 0)) \(unit)"
         }
         let rows: [[String]] = lines.map { line in
-            let bound = (line.atLeast ? "≥ " : "≤ ") + (line.ratio == nil ? amount(line.goal, line.unit) : String(format: "%.2f×", line.goal))
+            let bound = line.goal.map { (line.atLeast ? "≥ " : "≤ ") + (line.ratio == nil ? amount($0, line.unit) : String(format: "%.2f×", $0)) }
             return [
                 line.figure, amount(line.value, line.unit),
                 line.reference.map { "\($0): \(amount(line.referenceValue ?? 0, line.referenceUnit ?? ""))" } ?? "—",
-                line.ratio.map { String(format: "%.2f×", $0) } ?? "—", bound, line.met ? "met" : "NOT met",
+                line.ratio.map { String(format: "%.2f×", $0) } ?? "—", bound ?? "reported", line.met.map { $0 ? "met" : "NOT met" } ?? "",
             ]
         }
         let header = ["goal", "figure", "reference (same run)", "ratio", "goal", ""]

@@ -182,7 +182,7 @@ struct KeyToolBench {
             report: ToolReport(seconds: report.seconds, status: 0, peakRSSBytes: report.peakRSSBytes, launcherRSSBytes: 0), bytes: report.items)
     }
 
-    private func runTool(_ tool: URL, _ arguments: [String]) async throws -> ToolReport {
+    func runTool(_ tool: URL, _ arguments: [String]) async throws -> ToolReport {
         let log = scratch.path("sync-keys.log")
         defer { try? FileManager.default.removeItem(atPath: log) }
         let output = try await ChildRunner.run(

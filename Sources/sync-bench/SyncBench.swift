@@ -41,6 +41,13 @@ struct SyncBench: AsyncParsableCommand {
               tpm-unlock        unlocking a key envelope through its TPM slot (a software TPM on
                                 loopback, a new connection per unlock; no PIN and PIN) and through
                                 its passphrase slot (default profile)
+            --attachments runs the attachment workloads instead, on encrypted stores, each beside its
+            reference from the same run: a file of --attachment-megabytes MB attached and exported
+            (reference: OpenSSL's AES-256-GCM over the same file in 1 MiB pieces, fsync'd once),
+            --attachment-files attachments of --attachment-kilobytes KB uploaded by a push and
+            downloaded (reference: the same content sent and fetched from a bare socket), and
+            sync-keys rotate of a store before and after --attachment-store-megabytes MB of
+            attachments were added.
             Each client workload runs in a child process of its own, so its peak memory is its own.
             The encrypted store has a raw 256-bit key: key derivation is measured on its own.
             sync-server and sync-keys are taken from the directory of this executable (build the
@@ -85,6 +92,12 @@ struct SyncBench: AsyncParsableCommand {
             "Run exactly the workloads of the performance goals and print each goal's ratio to its reference measured in the same run (sized by -n, -m, --store-megabytes and the runs options)."
         ))
     var headline = false
+    @Flag(help: "Run the attachment workloads and print each goal's ratio to its reference measured in the same run.")
+    var attachments = false
+    @Option(help: "With --attachments: the size of the one large attachment, in MB.") var attachmentMegabytes = 100
+    @Option(help: "With --attachments: attachments uploaded and downloaded.") var attachmentFiles = 1_000
+    @Option(help: "With --attachments: the size of each uploaded attachment, in KB.") var attachmentKilobytes = 200
+    @Option(help: "With --attachments: MB of attachments (1 MB each) in the store sync-keys rotates.") var attachmentStoreMegabytes = 1_000
     @Flag(help: "Measure the server instead: a mixed load on SQLite and PostgreSQL (1 and 2 instances), and a full pull.")
     var serverWorkloads = false
     @Option(help: "With --server-workloads: concurrent clients.") var clients = 50
@@ -132,6 +145,12 @@ struct SyncBench: AsyncParsableCommand {
             throw ValidationError("fleet counts must be positive")
         }
         _ = try selection()
+        guard attachmentMegabytes > 0, attachmentFiles > 0, attachmentKilobytes > 0, attachmentStoreMegabytes > 0 else {
+            throw ValidationError("attachment sizes and counts must be positive")
+        }
+        if attachments, headline || workloads != nil || fleet || serverWorkloads {
+            throw ValidationError("--attachments runs its own workloads: leave out --headline, --workloads, --fleet and --server-workloads")
+        }
         if headline, workloads != nil || fleet || serverWorkloads {
             throw ValidationError("--headline runs its own workloads: leave out --workloads, --fleet and --server-workloads")
         }
@@ -166,14 +185,15 @@ struct SyncBench: AsyncParsableCommand {
         let selected = try selection()
         let startLoad = loadAverage
         var records = try await inScratch { scratch in
+            if attachments { return try await AttachmentBench(bench: self, scratch: scratch).measure() }
             if headline { return try await Headline.measure(self, in: scratch) }
             return try await measure(selected, in: scratch)
         }
         records.relate()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        if headline {
-            let lines = try Headline.lines(records, bench: self)
+        if headline || attachments {
+            let lines = try attachments ? AttachmentBench.lines(records, bench: self) : Headline.lines(records, bench: self)
             if json {
                 print(String(decoding: try encoder.encode(HeadlineReport(headline: lines, records: records)), as: UTF8.self))
             } else {
@@ -241,6 +261,14 @@ struct SyncBench: AsyncParsableCommand {
         item[SystemProperty.id] = .string(BenchItems.id(0))
         let user = (try? JSONCoding.encode(item).count) ?? 0
         let number = { (n: Int) in [BenchRecord].number(Double(n), digits: 0) }
+        let machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores; load average at the start: \(startLoad), at the end: \(loadAverage)"
+        if attachments {
+            return [
+                "sync-bench --attachments — encrypted stores (SQLCipher with a raw 256-bit key), medians of \(runs) runs; "
+                    + "executables from \(BenchTools.ownExecutable.deletingLastPathComponent().path)",
+                "peak RSS = the high-water mark of the process that ran the workload; \(machine)", "",
+            ]
+        }
         return [
             "sync-bench — N = \(number(serverItems)) items (\(user) bytes of JSON each: a GUID id, a 96-character text, a Boolean, "
                 + "an integer; plus the system columns), M = \(number(operations)) operations",
@@ -250,7 +278,7 @@ struct SyncBench: AsyncParsableCommand {
                 + (headline
                     ? "serial pushes to a server with its tables in memory, batched pushes to the seeded server (SQLite file); "
                     : "pushes to \(pushDatabase == .file ? "the seeded server (SQLite file)" : "a server with its tables in memory"); ")
-                + "\(ProcessInfo.processInfo.activeProcessorCount) cores; load average at the start: \(startLoad), at the end: \(loadAverage)",
+                + machine,
             "",
         ]
     }
