@@ -11,7 +11,8 @@ import Darwin
 /// (never by the user's file name). A partial upload is `<name>.part`, appended as bytes arrive
 /// and synced at the end of each request; a complete one is renamed to `<name>` after a sync, and
 /// the directory is synced after every rename or removal. A restarted server finds its partial
-/// uploads where they were.
+/// uploads where they were. A removal renames the files to `<file>.removed` inside the
+/// transaction that deletes the row, and unlinks them once it committed (or renames them back).
 struct DirectoryAttachmentContent: AttachmentContentStore {
     /// The directory.
     let directory: String
@@ -102,16 +103,46 @@ struct DirectoryAttachmentContent: AttachmentContentStore {
         return buffer
     }
 
-    func remove(_ key: AttachmentKey) throws {
+    /// Renames the content's files to `<file>.removed` (and syncs the directory).
+    func stageRemoval(_ key: AttachmentKey) throws {
         let name = try key.storedName
-        try unlinkIfPresent(complete(name))
-        try unlinkIfPresent(partial(name))
+        var moved = false
+        for file in [complete(name), partial(name)] {
+            guard rename(file, removed(file)) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { continue }
+                throw AttachmentFileError("rename", file)
+            }
+            moved = true
+        }
+        if moved { try sync(directory) }
+    }
+
+    /// Unlinks the `.removed` files.
+    func finishRemoval(_ key: AttachmentKey) throws {
+        let name = try key.storedName
+        try unlinkIfPresent(removed(complete(name)))
+        try unlinkIfPresent(removed(partial(name)))
+    }
+
+    /// Renames the `.removed` files back.
+    func restoreRemoved(_ key: AttachmentKey) throws {
+        let name = try key.storedName
+        var moved = false
+        for file in [complete(name), partial(name)] {
+            guard rename(removed(file), file) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { continue }
+                throw AttachmentFileError("rename", removed(file))
+            }
+            moved = true
+        }
+        if moved { try sync(directory) }
     }
 
     // MARK: files
 
     private func complete(_ name: String) -> String { "\(directory)/\(name)" }
     private func partial(_ name: String) -> String { "\(directory)/\(name).part" }
+    private func removed(_ file: String) -> String { "\(file).removed" }
 
     private func makeDirectory() throws {
         guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw AttachmentFileError("mkdir", directory) }
