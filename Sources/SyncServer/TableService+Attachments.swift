@@ -47,7 +47,8 @@ extension TableService {
     func checkAttachmentInsert(table: String, scope: RowScope, item: JSONObject) async throws {
         guard let owner = TableName.attachmentOwner(of: table) else { return }
         let inserted = try AttachmentRows.checkInsert(item, limit: maxAttachmentBytes)
-        guard let parent = try await storage.row(table: owner, id: inserted.itemID, scope: scope), parent[SystemProperty.deleted] != .bool(true)
+        guard let parent = try await storage.lockedRow(table: owner, id: inserted.itemID, scope: scope),
+            parent[SystemProperty.deleted] != .bool(true)
         else { throw TableError.notFound("item not found") }
     }
 
@@ -64,11 +65,25 @@ extension TableService {
     /// attachment rows of that item (soft or hard, as the server deletes) and their content; the
     /// content of the row itself when `table` is a companion table. The content is gone for good
     /// only once the transaction committed.
+    ///
+    /// A table whose companion does not exist is deleted from without a transaction; should the
+    /// companion have been made meanwhile (by the insert of its first row, which held the item's
+    /// row until it committed), the item's attachment rows are deleted right after, in a
+    /// transaction of their own.
     func deletingAttachments(
         table: String, id: String, scope: RowScope, _ delete: @Sendable @escaping () async throws -> JSONObject
     ) async throws -> JSONObject {
         let companion = TableName.attachmentOwner(of: table) != nil ? nil : TableName.attachments(of: table)
-        if let companion, try await storage.schema(of: companion) == nil { return try await delete() }
+        if let companion, try await storage.schema(of: companion) == nil {
+            let deleted = try await delete()
+            guard try await storage.schema(of: companion) != nil else { return deleted }
+            let deletedID = deleted[SystemProperty.id]?.stringValue ?? id
+            try await inTransaction({ try await storage.inTransaction($0) }) {
+                let attachments = try await deleteAttachmentRows(companion, itemID: deletedID, scope: scope)
+                try await removeContent(table: companion, scope: scope, ids: attachments)
+            }
+            return deleted
+        }
         return try await inTransaction({ try await storage.inTransaction($0) }) {
             let deleted = try await delete()
             let deletedID = deleted[SystemProperty.id]?.stringValue ?? id

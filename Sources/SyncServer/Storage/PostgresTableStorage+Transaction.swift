@@ -62,6 +62,14 @@ extension PostgresTableStorage {
     static func isDeadlock(_ error: any Error) -> Bool {
         (error as? PSQLError)?.serverInfo?[.sqlState] == "40P01"
     }
+
+    /// The row of `id` in `scope`, locked against changes (`FOR SHARE`) until the current
+    /// transaction ends; `nil` when there is none.
+    public func lockedRow(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
+        guard let schema = try await scoped(table, scope) else { return nil }
+        let sql: SQLFragment = "SELECT * FROM \(identifier: schema.name) WHERE \(inline: Self.key(id, scope)) FOR SHARE"
+        return try await rows(sql.statement(in: .postgres), schema).first
+    }
 }
 
 /// One open transaction of a ``PostgresTableStorage``: its connection and the changes its writes
