@@ -97,14 +97,19 @@ extension TableService {
         }
     }
 
-    /// Deletes the rows of `companion` whose item is `itemID`; returns their ids.
+    /// Deletes the rows of `companion` whose item is `itemID` (matched whatever the ASCII case of
+    /// its letters, as ids are); returns their ids.
     private func deleteAttachmentRows(_ companion: String, itemID: String, scope: RowScope) async throws -> [String] {
+        let folded = FilterExpression.function(.tolower, [.member(AttachmentRows.itemID)])
         let query = QueryDescription(
-            table: companion, filter: .binary(.eq, .member(AttachmentRows.itemID), .literal(.string(itemID))), selection: [SystemProperty.id])
+            table: companion, filter: .binary(.eq, folded, .literal(.string(ItemID.key(itemID)))),
+            selection: [SystemProperty.id, AttachmentRows.itemID])
         let live = FilterExpression.binary(.eq, .member(SystemProperty.deleted), .literal(.bool(false)))
         var ids: [String] = []
         for row in try await storage.select(query, scope: scope, extraFilter: live) {
-            guard let id = row[SystemProperty.id]?.stringValue else { continue }
+            guard let id = row[SystemProperty.id]?.stringValue, let parent = row[AttachmentRows.itemID]?.stringValue,
+                ItemID.sameItem(parent, itemID)
+            else { continue }
             let condition = WriteCondition(deleted: false)
             if softDelete {
                 _ = try await storage.update(
