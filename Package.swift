@@ -104,6 +104,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // NIOThreadPool: the attachment files' blocking I/O, off the threads that run tasks.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // HTTPParserError and the HTTP parts: requests the HTTP decoder refuses are
                 // answered in JSON.

@@ -1,12 +1,44 @@
 import SyncWire
+import Synchronization
 
 /// The attachment rules of the table service (docs/server.md, "Attachments"): the metadata rows
 /// of a companion table `T__attachments` are checked, belong to a visible item of `T`, go when
 /// their item goes, and take their content with them.
 extension TableService {
-    /// Whether the current task runs in a batch's storage transaction (the batch route sets it):
-    /// a delete's cascade then joins that transaction instead of opening one.
-    @TaskLocal static var inBatchTransaction = false
+    /// The attachment content removed by the storage transaction the current task runs in
+    /// (``inTransaction(_:_:)`` sets it), `nil` outside one.
+    @TaskLocal static var transactionRemovals: ContentRemovals?
+
+    /// Runs `body` in one storage transaction, which `open` begins (joining the one the task runs
+    /// in, if any): the attachment content its deletes remove is staged inside it, removed for
+    /// good once it committed, and restored when it rolled back.
+    ///
+    /// - Parameters:
+    ///   - open: Runs its argument as a storage transaction (``TableStorage/inTransaction(_:)``
+    ///     or the batch's).
+    ///   - body: The writes.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` or the transaction throws.
+    func inTransaction<T: Sendable>(
+        _ open: (@Sendable @escaping () async throws -> T) async throws -> T, _ body: @Sendable @escaping () async throws -> T
+    ) async throws -> T {
+        if Self.transactionRemovals != nil { return try await body() }
+        let removals = ContentRemovals()
+        let result: T
+        do {
+            result = try await Self.$transactionRemovals.withValue(removals) { try await open(body) }
+        } catch {
+            if let content = attachmentContent(of: storage) {
+                for key in removals.keys { try? await content.restoreRemoved(key) }
+            }
+            throw error
+        }
+        if let content = attachmentContent(of: storage) {
+            // Committed: a file left behind by a failure here is no longer any row's content.
+            for key in removals.keys { try? await content.finishRemoval(key) }
+        }
+        return result
+    }
 
     /// Checks an insert into a companion table: the row's shape, and its item, which must be a
     /// visible item of the companion's table that is not deleted.
@@ -15,7 +47,8 @@ extension TableService {
     func checkAttachmentInsert(table: String, scope: RowScope, item: JSONObject) async throws {
         guard let owner = TableName.attachmentOwner(of: table) else { return }
         let inserted = try AttachmentRows.checkInsert(item, limit: maxAttachmentBytes)
-        guard let parent = try await storage.row(table: owner, id: inserted.itemID, scope: scope), parent[SystemProperty.deleted] != .bool(true)
+        guard let parent = try await storage.lockedRow(table: owner, id: inserted.itemID, scope: scope),
+            parent[SystemProperty.deleted] != .bool(true)
         else { throw TableError.notFound("item not found") }
     }
 
@@ -29,35 +62,54 @@ extension TableService {
     }
 
     /// Runs a delete of `table`'s row `id` (`delete`) and, in the same transaction, deletes the
-    /// attachment rows of that item (soft or hard, as the server deletes); then removes the content
-    /// of every attachment row deleted, the row itself when `table` is a companion table.
+    /// attachment rows of that item (soft or hard, as the server deletes) and their content; the
+    /// content of the row itself when `table` is a companion table. The content is gone for good
+    /// only once the transaction committed.
+    ///
+    /// A table whose companion does not exist is deleted from without a transaction; should the
+    /// companion have been made meanwhile (by the insert of its first row, which held the item's
+    /// row until it committed), the item's attachment rows are deleted right after, in a
+    /// transaction of their own.
     func deletingAttachments(
         table: String, id: String, scope: RowScope, _ delete: @Sendable @escaping () async throws -> JSONObject
     ) async throws -> JSONObject {
-        if TableName.attachmentOwner(of: table) != nil {
+        let companion = TableName.attachmentOwner(of: table) != nil ? nil : TableName.attachments(of: table)
+        if let companion, try await storage.schema(of: companion) == nil {
             let deleted = try await delete()
-            try await removeContent(table: table, scope: scope, ids: [deleted[SystemProperty.id]?.stringValue ?? id])
+            guard try await storage.schema(of: companion) != nil else { return deleted }
+            let deletedID = deleted[SystemProperty.id]?.stringValue ?? id
+            try await inTransaction({ try await storage.inTransaction($0) }) {
+                let attachments = try await deleteAttachmentRows(companion, itemID: deletedID, scope: scope)
+                try await removeContent(table: companion, scope: scope, ids: attachments)
+            }
             return deleted
         }
-        let companion = TableName.attachments(of: table)
-        guard try await storage.schema(of: companion) != nil else { return try await delete() }
-        let cascade: @Sendable () async throws -> (JSONObject, [String]) = {
+        return try await inTransaction({ try await storage.inTransaction($0) }) {
             let deleted = try await delete()
-            return (deleted, try await deleteAttachmentRows(companion, itemID: deleted[SystemProperty.id]?.stringValue ?? id, scope: scope))
+            let deletedID = deleted[SystemProperty.id]?.stringValue ?? id
+            guard let companion else {
+                try await removeContent(table: table, scope: scope, ids: [deletedID])
+                return deleted
+            }
+            let attachments = try await deleteAttachmentRows(companion, itemID: deletedID, scope: scope)
+            try await removeContent(table: companion, scope: scope, ids: attachments)
+            return deleted
         }
-        let (deleted, attachments) = Self.inBatchTransaction ? try await cascade() : try await storage.inTransaction(cascade)
-        try await removeContent(table: companion, scope: scope, ids: attachments)
-        return deleted
     }
 
-    /// Deletes the rows of `companion` whose item is `itemID`; returns their ids.
+    /// Deletes the rows of `companion` whose item is `itemID` (matched whatever the ASCII case of
+    /// its letters, as ids are); returns their ids.
     private func deleteAttachmentRows(_ companion: String, itemID: String, scope: RowScope) async throws -> [String] {
+        let folded = FilterExpression.function(.tolower, [.member(AttachmentRows.itemID)])
         let query = QueryDescription(
-            table: companion, filter: .binary(.eq, .member(AttachmentRows.itemID), .literal(.string(itemID))), selection: [SystemProperty.id])
+            table: companion, filter: .binary(.eq, folded, .literal(.string(ItemID.key(itemID)))),
+            selection: [SystemProperty.id, AttachmentRows.itemID])
         let live = FilterExpression.binary(.eq, .member(SystemProperty.deleted), .literal(.bool(false)))
         var ids: [String] = []
         for row in try await storage.select(query, scope: scope, extraFilter: live) {
-            guard let id = row[SystemProperty.id]?.stringValue else { continue }
+            guard let id = row[SystemProperty.id]?.stringValue, let parent = row[AttachmentRows.itemID]?.stringValue,
+                ItemID.sameItem(parent, itemID)
+            else { continue }
             let condition = WriteCondition(deleted: false)
             if softDelete {
                 _ = try await storage.update(
@@ -70,8 +122,22 @@ extension TableService {
         return ids
     }
 
+    /// Stages the removal of the content of `ids` in the transaction the task runs in.
     private func removeContent(table: String, scope: RowScope, ids: [String]) async throws {
         guard let content = attachmentContent(of: storage) else { return }
-        for id in ids { try await content.remove(AttachmentKey(table: table, scope: scope, id: id)) }
+        for id in ids {
+            let key = AttachmentKey(table: table, scope: scope, id: id)
+            Self.transactionRemovals?.add(key)
+            try await content.stageRemoval(key)
+        }
     }
+}
+
+/// The attachment content a storage transaction removes, in the order it staged them.
+final class ContentRemovals: Sendable {
+    private let staged = Mutex<[AttachmentKey]>([])
+
+    func add(_ key: AttachmentKey) { staged.withLock { $0.append(key) } }
+
+    var keys: [AttachmentKey] { staged.withLock { $0 } }
 }

@@ -57,7 +57,14 @@ struct TableService: Sendable {
 
     func insert(table: String, scope: RowScope, item: JSONObject) async throws -> JSONObject {
         let view = try await owners.view(of: table, scope: scope)
-        let stored = try await rendering(view) { try await insert(table: table, scope: scope, item: item, view: view) }
+        let stored = try await rendering(view) {
+            guard TableName.attachmentOwner(of: table) != nil else { return try await insert(table: table, scope: scope, item: item, view: view) }
+            // The item is checked and the attachment row written in one transaction, the item's
+            // row locked meanwhile: a delete of the item comes before or after both.
+            return try await inTransaction({ try await storage.inTransaction($0) }) {
+                try await insert(table: table, scope: scope, item: item, view: view)
+            }
+        }
         return try await owners.record(item, table: table, scope: scope, view: view).render(stored)
     }
 

@@ -52,8 +52,15 @@ protocol AttachmentContentStore: Sendable {
     func complete(_ key: AttachmentKey) async throws
     /// Up to `limit` bytes of `key` from `offset` (partial or complete content); empty at the end.
     func read(_ key: AttachmentKey, at offset: Int64, limit: Int) async throws -> ByteBuffer
-    /// Removes the content of `key`, partial or complete; nothing when there is none.
-    func remove(_ key: AttachmentKey) async throws
+    /// Removes the content of `key` (partial or complete; nothing when there is none) as part of
+    /// the storage transaction the task runs in: the content is no longer served, and the removal
+    /// can still be undone (``restoreRemoved(_:)``) until that transaction's outcome is known.
+    /// A failure here fails the transaction.
+    func stageRemoval(_ key: AttachmentKey) async throws
+    /// Makes a staged removal final, once the transaction that staged it committed.
+    func finishRemoval(_ key: AttachmentKey) async throws
+    /// Undoes a staged removal, once the transaction that staged it rolled back.
+    func restoreRemoved(_ key: AttachmentKey) async throws
 }
 
 extension PostgresTableStorage {

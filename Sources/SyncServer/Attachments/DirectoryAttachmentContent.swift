@@ -1,159 +1,69 @@
 import NIOCore
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import NIOPosix
 
 /// Attachment content of an SQLite file's server: files in a directory beside it
 /// (`<database>.attachments/`, created with mode 0700), each named by ``AttachmentKey/storedName``
 /// (never by the user's file name). A partial upload is `<name>.part`, appended as bytes arrive
 /// and synced at the end of each request; a complete one is renamed to `<name>` after a sync, and
 /// the directory is synced after every rename or removal. A restarted server finds its partial
-/// uploads where they were.
+/// uploads where they were. A removal renames the files to `<file>.removed` inside the
+/// transaction that deletes the row, and unlinks them once it committed (or renames them back).
+///
+/// Every file operation (``AttachmentFiles``) runs on a thread of a `NIOThreadPool` (NIO's pool
+/// for blocking I/O), never on a thread that runs tasks or an event loop, and moves one chunk at
+/// most (``AttachmentUploads/chunkBytes``): a slow or stalled disk holds up the requests of its
+/// content and nothing else.
 struct DirectoryAttachmentContent: AttachmentContentStore {
-    /// The directory.
-    let directory: String
+    /// The file operations.
+    let files: AttachmentFiles
+    /// Where they run.
+    let pool: NIOThreadPool
 
-    /// The directory beside the SQLite file `database`.
-    init(database: String) {
-        directory = database + ".attachments"
+    /// The directory beside the SQLite file `database`, its files used on `pool`.
+    init(database: String, pool: NIOThreadPool = .singleton) {
+        files = AttachmentFiles(directory: database + ".attachments")
+        self.pool = pool
     }
 
-    func held(_ key: AttachmentKey) throws -> HeldContent {
-        let name = try key.storedName
-        if let size = try fileSize(complete(name)) { return HeldContent(count: size, complete: true) }
-        return HeldContent(count: try fileSize(partial(name)) ?? 0, complete: false)
+    func held(_ key: AttachmentKey) async throws -> HeldContent {
+        try await blocking { try $0.held(key) }
     }
 
-    func append(_ key: AttachmentKey, _ bytes: ByteBuffer, at offset: Int64) throws {
-        try makeDirectory()
-        let path = partial(try key.storedName)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw AttachmentFileError("open", path) }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw AttachmentFileError("stat", path) }
-        guard Int64(status.st_size) == offset else { throw AttachmentError.offsetMoved(Int64(status.st_size)) }
-        var position = offset
-        try bytes.withUnsafeReadableBytes { raw in
-            var done = 0
-            while done < raw.count, let base = raw.baseAddress {
-                let written = pwrite(descriptor, base + done, raw.count - done, off_t(position))
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { throw AttachmentFileError("write", path) }
-                done += written
-                position += Int64(written)
-            }
-        }
+    func append(_ key: AttachmentKey, _ bytes: ByteBuffer, at offset: Int64) async throws {
+        try await blocking { try $0.append(key, bytes, at: offset) }
     }
 
-    func flush(_ key: AttachmentKey) throws {
-        let path = partial(try key.storedName)
-        guard try fileSize(path) != nil else { return }
-        try sync(path)
-        try sync(directory)
+    func flush(_ key: AttachmentKey) async throws {
+        try await blocking { try $0.flush(key) }
     }
 
-    func truncate(_ key: AttachmentKey, to count: Int64) throws {
-        let path = partial(try key.storedName)
-        guard let size = try fileSize(path), size > count else { return }
-        if count == 0 {
-            try unlinkIfPresent(path)
-        } else {
-            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw AttachmentFileError("open", path) }
-            defer { close(descriptor) }
-            guard ftruncate(descriptor, off_t(count)) == 0, fsync(descriptor) == 0 else { throw AttachmentFileError("truncate", path) }
-        }
+    func truncate(_ key: AttachmentKey, to count: Int64) async throws {
+        try await blocking { try $0.truncate(key, to: count) }
     }
 
-    func complete(_ key: AttachmentKey) throws {
-        let name = try key.storedName
-        try makeDirectory()
-        // An empty content has had no append: its file is made here.
-        let descriptor = open(partial(name), O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw AttachmentFileError("open", partial(name)) }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw AttachmentFileError("fsync", partial(name)) }
-        guard rename(partial(name), complete(name)) == 0 else { throw AttachmentFileError("rename", partial(name)) }
-        try sync(directory)
+    func complete(_ key: AttachmentKey) async throws {
+        try await blocking { try $0.complete(key) }
     }
 
-    func read(_ key: AttachmentKey, at offset: Int64, limit: Int) throws -> ByteBuffer {
-        let name = try key.storedName
-        var descriptor = open(complete(name), O_RDONLY | O_CLOEXEC)
-        if descriptor < 0, errno == ENOENT { descriptor = open(partial(name), O_RDONLY | O_CLOEXEC) }
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return ByteBuffer() }
-            throw AttachmentFileError("open", complete(name))
-        }
-        defer { close(descriptor) }
-        var buffer = ByteBuffer()
-        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: limit) { raw in
-            while true {
-                let count = pread(descriptor, raw.baseAddress, limit, off_t(offset))
-                if count < 0, errno == EINTR { continue }
-                guard count >= 0 else { throw AttachmentFileError("read", complete(name)) }
-                return count
-            }
-        }
-        return buffer
+    func read(_ key: AttachmentKey, at offset: Int64, limit: Int) async throws -> ByteBuffer {
+        try await blocking { try $0.read(key, at: offset, limit: limit) }
     }
 
-    func remove(_ key: AttachmentKey) throws {
-        let name = try key.storedName
-        try unlinkIfPresent(complete(name))
-        try unlinkIfPresent(partial(name))
+    func stageRemoval(_ key: AttachmentKey) async throws {
+        try await blocking { try $0.stageRemoval(key) }
     }
 
-    // MARK: files
-
-    private func complete(_ name: String) -> String { "\(directory)/\(name)" }
-    private func partial(_ name: String) -> String { "\(directory)/\(name).part" }
-
-    private func makeDirectory() throws {
-        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw AttachmentFileError("mkdir", directory) }
+    func finishRemoval(_ key: AttachmentKey) async throws {
+        try await blocking { try $0.finishRemoval(key) }
     }
 
-    /// The size of the file at `path`, `nil` when there is none.
-    private func fileSize(_ path: String) throws -> Int64? {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw AttachmentFileError("stat", path)
-        }
-        return Int64(status.st_size)
+    func restoreRemoved(_ key: AttachmentKey) async throws {
+        try await blocking { try $0.restoreRemoved(key) }
     }
 
-    private func sync(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw AttachmentFileError("open", path) }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw AttachmentFileError("fsync", path) }
+    /// Runs `operation` on a thread of the pool and waits for it without holding a thread.
+    private func blocking<T: Sendable>(_ operation: @escaping @Sendable (AttachmentFiles) throws -> T) async throws -> T {
+        let files = self.files
+        return try await pool.runIfActive { try operation(files) }
     }
-
-    private func unlinkIfPresent(_ path: String) throws {
-        guard unlink(path) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return }
-            throw AttachmentFileError("unlink", path)
-        }
-        try sync(directory)
-    }
-}
-
-/// A file operation of the attachment directory failed (the server answers 500 and logs it).
-struct AttachmentFileError: Error, CustomStringConvertible {
-    let operation: String
-    let path: String
-    let code: Int32
-
-    init(_ operation: String, _ path: String) {
-        self.operation = operation
-        self.path = path
-        self.code = errno
-    }
-
-    var description: String { "\(operation) of \(path) failed: \(String(cString: strerror(code)))" }
 }

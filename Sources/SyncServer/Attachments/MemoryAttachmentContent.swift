@@ -3,6 +3,8 @@ import NIOCore
 /// Attachment content in memory, for a server whose tables are in memory: gone when it stops.
 actor MemoryAttachmentContent: AttachmentContentStore {
     private var contents: [AttachmentKey: (bytes: [UInt8], complete: Bool)] = [:]
+    /// Contents whose removal awaits the outcome of its transaction.
+    private var staged: [AttachmentKey: (bytes: [UInt8], complete: Bool)] = [:]
 
     func held(_ key: AttachmentKey) -> HeldContent {
         contents[key].map { HeldContent(count: Int64($0.bytes.count), complete: $0.complete) } ?? .none
@@ -37,7 +39,15 @@ actor MemoryAttachmentContent: AttachmentContentStore {
         return ByteBuffer(bytes: bytes[start..<min(bytes.count, start + limit)])
     }
 
-    func remove(_ key: AttachmentKey) {
-        contents[key] = nil
+    func stageRemoval(_ key: AttachmentKey) {
+        if let content = contents.removeValue(forKey: key) { staged[key] = content }
+    }
+
+    func finishRemoval(_ key: AttachmentKey) {
+        staged[key] = nil
+    }
+
+    func restoreRemoved(_ key: AttachmentKey) {
+        if let content = staged.removeValue(forKey: key) { contents[key] = content }
     }
 }

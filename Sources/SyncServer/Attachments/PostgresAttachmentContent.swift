@@ -71,9 +71,15 @@ struct PostgresAttachmentContent: AttachmentContentStore {
         return data.getSlice(at: data.readerIndex + skip, length: min(limit, data.readableBytes - skip)) ?? ByteBuffer()
     }
 
-    func remove(_ key: AttachmentKey) async throws {
+    /// Deletes the chunks in the open transaction (``PostgresTableStorage/inTransaction(_:)``):
+    /// its commit or rollback decides.
+    func stageRemoval(_ key: AttachmentKey) async throws {
         _ = try await run("DELETE FROM \(identifier: table) WHERE \"key\" = \(bind: .text(try key.storedName))")
     }
+
+    func finishRemoval(_ key: AttachmentKey) {}
+
+    func restoreRemoved(_ key: AttachmentKey) {}
 
     private func run(_ sql: SQLFragment) async throws -> [PostgresRow] {
         let query = storage.counted(sql.statement(in: .postgres))

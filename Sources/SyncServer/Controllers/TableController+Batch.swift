@@ -42,8 +42,8 @@ extension TableController {
         ServerMetrics.current?.batch(operations: operations.count)
         let service = self.service
         let ids = operations.compactMap(\.writtenID)
-        let results = try await service.storage.inTransaction(table: table, scope: scope, ids: ids) {
-            try await TableService.$inBatchTransaction.withValue(true) { try await apply(operations, service, table: table, scope: scope) }
+        let results = try await service.inTransaction({ try await service.storage.inTransaction(table: table, scope: scope, ids: ids, $0) }) {
+            try await apply(operations, service, table: table, scope: scope)
         }
         ServerMetrics.current?.pushed(results.count { (200..<300).contains($0.status.code) })
         // Written as the results come, members in JSONWriter's order (body, etag, status).

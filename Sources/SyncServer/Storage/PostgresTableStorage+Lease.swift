@@ -11,7 +11,8 @@ import Synchronization
 /// not sent yet, a ``StorageUnavailableError`` too; a write whose commit was sent is a
 /// ``StorageOutcomeUnknownError``.
 extension PostgresTableStorage {
-    /// Runs `body` on a connection of the pool, leased within the wait bound.
+    /// Runs `body` on a connection of the pool, leased within the wait bound; on the connection
+    /// of the open transaction when the task runs in one (``inTransaction(_:)``).
     ///
     /// The lease is held by a child task, which hands the connection over and holds it until
     /// `body` is done; a timer child ends the wait. Whichever of the two comes first decides,
@@ -22,6 +23,14 @@ extension PostgresTableStorage {
     /// - Throws: ``StorageUnavailableError`` when no connection came in time or the database
     ///   cannot be reached or the connection was lost; what `body` throws otherwise.
     func leased<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        if let connection = transactionConnection {
+            // Inside an open transaction (``inTransaction(_:)``): its connection.
+            do {
+                return try await body(connection)
+            } catch {
+                throw Self.unavailable(error, settings.connectionWait) ?? error
+            }
+        }
         let handoff = LeaseHandoff()
         let client = self.client
         let wait = settings.connectionWait

@@ -72,8 +72,9 @@ extension PostgresTableStorage {
     /// stamp after the table's last, and runs `statement(stamp)` together with the statement
     /// that records the stamp, then `NOTIFY`s the other instances of `change`; returns the row
     /// the write returned (`nil` when its condition did not hold). Once committed, `change` is
-    /// announced on this instance's feed. The observer sees the write before it waits for the
-    /// lock, just before it commits (holding the lock) and once it is done.
+    /// announced on this instance's feed (inside an open transaction, once that commits). The
+    /// observer sees the write before it waits for the lock, just before it commits (holding the
+    /// lock) and once it is done.
     private func write(
         _ schema: TableSchema, table: String, id: String, change: TableChange, statement: (String) -> SQLFragment
     ) async throws -> JSONObject? {
@@ -100,7 +101,7 @@ extension PostgresTableStorage {
             return row
         }
         await observer?.write(.finished, table: table, id: id)
-        if stored != nil { changeFeed?.publish(change) }
+        if stored != nil { announce(change) }
         return stored
     }
 
@@ -110,6 +111,8 @@ extension PostgresTableStorage {
     /// was applied); one lost while it committed is a ``StorageOutcomeUnknownError``.
     func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let logger = self.logger
+        // Inside an open transaction, the body is part of it.
+        if let connection = transactionConnection { return try await body(connection) }
         do {
             return try await leased { connection in try await connection.withTransaction(logger: logger) { try await body($0) } }
         } catch let error as PostgresTransactionError {

@@ -165,6 +165,19 @@ public protocol TableStorage: Sendable {
     /// - Throws: The engine's error.
     func row(table: String, id: String, scope: RowScope) async throws -> JSONObject?
 
+    /// The row ``row(table:id:scope:)`` returns, which no other transaction can change or
+    /// delete until the transaction the current task runs in (``inTransaction(_:)``) ends. The
+    /// default returns ``row(table:id:scope:)``: an engine whose transaction holds the whole
+    /// database's write lock (SQLite) locks every row already.
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - id: The id, in any ASCII case.
+    ///   - scope: The rows the request may see.
+    /// - Returns: The row, or `nil` when there is none (or no table).
+    /// - Throws: The engine's error.
+    func lockedRow(table: String, id: String, scope: RowScope) async throws -> JSONObject?
+
     /// Inserts an item, stamped by the storage (`createdAt`, `updatedAt`, `version`, and
     /// `deleted` false), under the table's write serialisation.
     ///
@@ -362,6 +375,18 @@ public enum WriteResult: Sendable, Hashable {
 extension TableStorage {
     /// No feed: the storage announces nothing.
     public var changeFeed: ChangeFeed? { nil }
+
+    /// The row as ``row(table:id:scope:)`` returns it: the transaction holds every row.
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - id: The id, in any ASCII case.
+    ///   - scope: The rows the request may see.
+    /// - Returns: The row, or `nil`.
+    /// - Throws: The engine's error.
+    public func lockedRow(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
+        try await row(table: table, id: id, scope: scope)
+    }
 
     /// Runs `body` as it is: each write is its own transaction (an engine without batch
     /// transactions).
