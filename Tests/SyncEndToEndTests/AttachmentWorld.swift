@@ -57,9 +57,7 @@ final class AttachmentWorld: Sendable {
 
     /// The bytes of every file under store `index`'s directory.
     func storedFiles(_ index: Int) throws -> [Data] {
-        let root = stores[index].0.directory.url
-        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
-        return files.compactMap { try? Data(contentsOf: $0) }
+        Array(try stores[index].0.directory.contents().values)
     }
 }
 
