@@ -9,9 +9,11 @@ extension SyncContext {
     func pull(table: String, query: Query, queryId: String?, pageSize: Int) async throws -> Int {
         try PullValidation.check(query, queryId: queryId)
         let pageSize = pageSize > 0 ? pageSize : PullValidation.defaultPageSize
-        return try await exclusive(cancelled: SyncError.pullWasCancelled()) { run in
+        let count = try await exclusive(cancelled: SyncError.pullWasCancelled()) { run in
             try await runPull(table: table, query: query, queryId: queryId, pageSize: pageSize, run: run)
         }
+        try await settleAttachments(afterPullOf: table)
+        return count
     }
 
     private func runPull(table: String, query: Query, queryId: String?, pageSize: Int, run: RunHandle) async throws -> Int {

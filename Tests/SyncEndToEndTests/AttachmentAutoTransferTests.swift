@@ -102,3 +102,73 @@ func awaitEvent(_ events: inout AsyncStream<LiveSyncEvent>.Iterator, _ matches: 
         }
     }
 }
+
+/// Under an eager download policy a pull of a table's attachment rows queues the downloads of the
+/// content that is not here, and the transfer queue (or live sync) fetches it ahead of use; the
+/// default stays on demand.
+@Suite struct AttachmentEagerDownloadTests {
+    @Test(arguments: StoreKind.allCases)
+    func anEagerTablesPulledAttachmentsAreQueuedAndDownloaded(kind: StoreKind) async throws {
+        try await AttachmentWorld.with(kind) { world in
+            let deviceA = world.device(0, user: "alice")
+            let tableA = try deviceA.syncTable("photos")
+            try await tableA.insert(["id": "p1"])
+            let attachment = try await tableA.attach(.bytes(AttachmentSyncTests.content), to: "p1", name: "a.jpg", contentType: "image/jpeg")
+            try await deviceA.push()
+
+            let deviceB = world.device(1, user: "alice")
+            let companion = try deviceB.syncTable("photos__attachments")
+            #expect(await deviceB.attachmentDownloadPolicy(forTable: "photos") == .onDemand)
+            #expect(try await companion.pull(Query(), queryId: "all") == 1)
+            #expect(try await deviceB.attachmentTransfers().isEmpty, "on demand by default")
+
+            try await deviceB.setAttachmentDownloadPolicy(.eager, forTable: "photos")
+            #expect(await deviceB.attachmentDownloadPolicy(forTable: "PHOTOS") == .eager)
+            try await companion.pull(Query(), queryId: "all")
+            let queued = try await deviceB.attachmentTransfers()
+            #expect(queued.map(\.attachmentId) == [attachment.id] && queued.map(\.direction) == [.download])
+
+            #expect(try await deviceB.transferAttachments().downloaded == 1)
+            #expect(try await deviceB.attachmentTransfers().isEmpty)
+            // Here now: read without the network.
+            await world.server.stop()
+            let content = try await deviceB.syncTable("photos").content(ofAttachment: attachment.id)
+            #expect(try await collect(content) == AttachmentSyncTests.content)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func liveSyncDownloadsAnEagerTablesAttachments(kind: StoreKind) async throws {
+        try await AttachmentWorld.with(kind) { world in
+            let deviceB = world.device(1, user: "alice")
+            try await deviceB.setAttachmentDownloadPolicy(.eager, forTable: "photos")
+            let live = try deviceB.startLiveSync([LiveSyncTable("photos"), LiveSyncTable("photos__attachments")])
+            var events = live.events.makeAsyncIterator()
+            _ = await awaitEvent(&events) { if case .connected = $0 { return true } else { return false } }
+
+            let deviceA = world.device(0, user: "alice")
+            let tableA = try deviceA.syncTable("photos")
+            try await tableA.insert(["id": "p1"])
+            let attachment = try await tableA.attach(.bytes(AttachmentSyncTests.content), to: "p1", name: "a.jpg", contentType: "image/jpeg")
+            try await deviceA.push()
+
+            let seen = await awaitEvent(&events) { if case .transferred = $0 { return true } else { return false } }
+            await live.stop()
+            guard case .transferred(let uploaded, let downloaded) = seen.last else { return }
+            #expect(uploaded == 0 && downloaded == 1)
+            await world.server.stop()
+            let content = try await deviceB.syncTable("photos").content(ofAttachment: attachment.id)
+            #expect(try await collect(content) == AttachmentSyncTests.content)
+        }
+    }
+
+    @Test func aPolicyIsSetOnAnItemsTableOnly() async throws {
+        try await AttachmentWorld.with(.plain) { world in
+            let device = world.device(0, user: "alice")
+            for name in ["photos__attachments", "", "bad name"] {
+                await #expect(throws: SyncError.invalidTableName) { try await device.setAttachmentDownloadPolicy(.eager, forTable: name) }
+            }
+            #expect(await device.attachmentDownloadPolicy(forTable: "photos__attachments") == .onDemand)
+        }
+    }
+}
