@@ -150,9 +150,13 @@ extension SyncContext {
         let sink = try await downloadSink(table: table, attachmentId: attachment.id)
         do {
             let transfer = AttachmentTransfer(client: client, chunkBytes: attachmentChunkBytes, retry: retry)
-            try await transfer.download(table: table, attachmentID: attachment.id, sink: sink)
+            try await transfer.download(table: table, attachmentID: attachment.id, from: sink.offset, sink: sink)
+        } catch let error as SyncError where Self.isTransient(error) || error == .cancelled {
+            // Cut off: what arrived stays for the next attempt, which asks for the rest by range.
+            await sink.suspend()
+            throw error
         } catch {
-            sink.abandon()
+            await sink.abandon()
             throw error
         }
         return true

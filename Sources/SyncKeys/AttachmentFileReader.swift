@@ -123,7 +123,7 @@ public final class AttachmentFileReader: Sendable {
     }
 
     /// The plaintext of `sealed` opened as segment `index`, or `nil` when its tag fails there.
-    private static func open(
+    static func open(
         _ sealed: [UInt8], index: Int, final: Bool, header: AttachmentFormat.Header, cipher: borrowing SegmentCipher
     ) -> [UInt8]? {
         var plain = [UInt8](repeating: 0, count: sealed.count - AttachmentFormat.tagLength)
