@@ -193,8 +193,9 @@ public final class AttachmentFileWriter {
         return contentLength
     }
 
-    /// Removes the temporary file.
+    /// Removes the temporary file (and wipes the plaintext buffered).
     public func discard() {
+        SecretBytes.wipe(contentsOf: buffer)
         file.remove(temporaryURL)
         finished = true
     }

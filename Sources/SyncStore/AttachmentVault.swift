@@ -68,7 +68,8 @@ public final class AttachmentVault: Sendable {
     /// - Parameters:
     ///   - table: The item's table.
     ///   - id: The attachment's id.
-    ///   - chunks: Yields the content in pieces, then `nil`.
+    ///   - chunks: Yields the content in pieces, then `nil` (a piece is written before the next
+    ///     is asked for).
     /// - Returns: The file's name, its wrapped key (encrypted stores), the size and the digest.
     /// - Throws: ``StoreError/fileSystem(_:)`` or what `chunks` throws; no file is left behind.
     package func write(table: String, id: String, chunks: () throws -> [UInt8]?) throws -> StagedAttachment {
