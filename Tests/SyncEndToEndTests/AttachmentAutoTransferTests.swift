@@ -29,17 +29,6 @@ final class FailingPatches: SyncTransport {
     }
 }
 
-/// Reads `events` until one matches; records an issue when live sync ends first.
-func awaitEvent(_ events: inout AsyncStream<LiveSyncEvent>.Iterator, _ matches: (LiveSyncEvent) -> Bool) async -> [LiveSyncEvent] {
-    var seen: [LiveSyncEvent] = []
-    while let event = await events.next() {
-        seen.append(event)
-        if matches(event) { return seen }
-    }
-    Issue.record("live sync ended early: \(seen)")
-    return seen
-}
-
 /// Every path that pushes rows uploads the content of the attachments whose rows it sent: a
 /// pull's implicit push as ``SyncContext/push()`` does, and live sync, which also runs the
 /// uploads that failed before once their back-off has passed.
@@ -91,7 +80,7 @@ func awaitEvent(_ events: inout AsyncStream<LiveSyncEvent>.Iterator, _ matches: 
             // Nothing is written: only the transfer queue's back-off wakes live sync.
             let live = try device.startLiveSync([LiveSyncTable("photos")])
             var events = live.events.makeAsyncIterator()
-            let seen = await awaitEvent(&events) { if case .transferred = $0 { return true } else { return false } }
+            let seen = await LiveSyncTests.waitFor(&events) { if case .transferred = $0 { return true } else { return false } }
             await live.stop()
             guard case .transferred(let uploaded, let downloaded) = seen.last else { return }
             #expect(uploaded == 1 && downloaded == 0)
@@ -110,12 +99,7 @@ func awaitEvent(_ events: inout AsyncStream<LiveSyncEvent>.Iterator, _ matches: 
     @Test(arguments: StoreKind.allCases)
     func anEagerTablesPulledAttachmentsAreQueuedAndDownloaded(kind: StoreKind) async throws {
         try await AttachmentWorld.with(kind) { world in
-            let deviceA = world.device(0, user: "alice")
-            let tableA = try deviceA.syncTable("photos")
-            try await tableA.insert(["id": "p1"])
-            let attachment = try await tableA.attach(.bytes(AttachmentSyncTests.content), to: "p1", name: "a.jpg", contentType: "image/jpeg")
-            try await deviceA.push()
-
+            let attachment = try await world.pushedAttachment()
             let deviceB = world.device(1, user: "alice")
             let companion = try deviceB.syncTable("photos__attachments")
             #expect(await deviceB.attachmentDownloadPolicy(forTable: "photos") == .onDemand)
@@ -144,15 +128,10 @@ func awaitEvent(_ events: inout AsyncStream<LiveSyncEvent>.Iterator, _ matches: 
             try await deviceB.setAttachmentDownloadPolicy(.eager, forTable: "photos")
             let live = try deviceB.startLiveSync([LiveSyncTable("photos"), LiveSyncTable("photos__attachments")])
             var events = live.events.makeAsyncIterator()
-            _ = await awaitEvent(&events) { if case .connected = $0 { return true } else { return false } }
+            _ = await LiveSyncTests.waitFor(&events) { if case .connected = $0 { return true } else { return false } }
+            let attachment = try await world.pushedAttachment()
 
-            let deviceA = world.device(0, user: "alice")
-            let tableA = try deviceA.syncTable("photos")
-            try await tableA.insert(["id": "p1"])
-            let attachment = try await tableA.attach(.bytes(AttachmentSyncTests.content), to: "p1", name: "a.jpg", contentType: "image/jpeg")
-            try await deviceA.push()
-
-            let seen = await awaitEvent(&events) { if case .transferred = $0 { return true } else { return false } }
+            let seen = await LiveSyncTests.waitFor(&events) { if case .transferred = $0 { return true } else { return false } }
             await live.stop()
             guard case .transferred(let uploaded, let downloaded) = seen.last else { return }
             #expect(uploaded == 0 && downloaded == 1)

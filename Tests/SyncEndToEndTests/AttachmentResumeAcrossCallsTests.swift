@@ -13,28 +13,32 @@ import Testing
 @Suite struct AttachmentDownloadAcrossCallsTests {
     static let chunk = 50_000
 
+    /// Alice's second device pulls the attachment's row through `proxy` and reads the content:
+    /// the answers from the third ranged GET on are cut and the network stays down, so the read
+    /// fails after two chunks of `chunk` bytes arrived.
+    static func cutDownload(
+        of attachment: SyncClient.Attachment, in world: AttachmentWorld, through proxy: FaultProxyProcess
+    ) async throws -> (SyncTable, PatchRecorder) {
+        let url = try #require(URL(string: "http://127.0.0.1:\(proxy.port)"))
+        let recorder = PatchRecorder(base: HTTPSyncTransport(), onGet: { count in if count == 3 { proxy.set("cut") } })
+        let deviceB = world.device(1, user: "alice", url: url, transport: recorder)
+        var retry = AttachmentRetry(attempts: 2, firstDelay: .milliseconds(1), longestDelay: .milliseconds(1))
+        retry.sleep = { _ in }
+        await deviceB.setAttachmentTransfer(chunkBytes: chunk, retry: retry)
+        let tableB = try deviceB.syncTable("photos")
+        #expect(try await deviceB.syncTable(tableB.attachmentsTable).pull(Query(), queryId: "all") == 1)
+        await #expect(throws: SyncError.attachmentContentUnavailable) { try await tableB.content(ofAttachment: attachment.id) }
+        return (tableB, recorder)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aDownloadCutOffGoesOnByRangeInTheNextCall(kind: StoreKind) async throws {
         try await AttachmentWorld.with(kind) { world in
             let content = AttachmentSyncTests.content
-            let deviceA = world.device(0, user: "alice")
-            let table = try deviceA.syncTable("photos")
-            try await table.insert(["id": "p1"])
-            let attachment = try await table.attach(.bytes(content), to: "p1", name: "porch.jpg", contentType: "image/jpeg")
-            try await deviceA.push()
-
+            let attachment = try await world.pushedAttachment()
             let proxy = try FaultProxyProcess(upstream: world.server.url.port ?? 0)
             defer { proxy.close() }
-            let url = try #require(URL(string: "http://127.0.0.1:\(proxy.port)"))
-            // The answers from the third ranged GET on are cut, and the network stays down.
-            let recorder = PatchRecorder(base: HTTPSyncTransport(), onGet: { count in if count == 3 { proxy.set("cut") } })
-            let deviceB = world.device(1, user: "alice", url: url, transport: recorder)
-            var retry = AttachmentRetry(attempts: 2, firstDelay: .milliseconds(1), longestDelay: .milliseconds(1))
-            retry.sleep = { _ in }
-            await deviceB.setAttachmentTransfer(chunkBytes: Self.chunk, retry: retry)
-            let tableB = try deviceB.syncTable("photos")
-            #expect(try await deviceB.syncTable(tableB.attachmentsTable).pull(Query(), queryId: "all") == 1)
-            await #expect(throws: SyncError.attachmentContentUnavailable) { try await tableB.content(ofAttachment: attachment.id) }
+            let (tableB, recorder) = try await Self.cutDownload(of: attachment, in: world, through: proxy)
 
             // Two chunks arrived: an encrypted store keeps the one whole 64 KiB segment they fill.
             let kept = kind == .encrypted ? 65_536 : 2 * Self.chunk
@@ -61,23 +65,10 @@ import Testing
     @Test func aSuspendedDownloadWhoseFileWasDamagedStartsAgainFromNothing() async throws {
         try await AttachmentWorld.with(.encrypted) { world in
             let content = AttachmentSyncTests.content
-            let deviceA = world.device(0, user: "alice")
-            let table = try deviceA.syncTable("photos")
-            try await table.insert(["id": "p1"])
-            let attachment = try await table.attach(.bytes(content), to: "p1", name: "porch.jpg", contentType: "image/jpeg")
-            try await deviceA.push()
-
+            let attachment = try await world.pushedAttachment()
             let proxy = try FaultProxyProcess(upstream: world.server.url.port ?? 0)
             defer { proxy.close() }
-            let url = try #require(URL(string: "http://127.0.0.1:\(proxy.port)"))
-            let recorder = PatchRecorder(base: HTTPSyncTransport(), onGet: { count in if count == 3 { proxy.set("cut") } })
-            let deviceB = world.device(1, user: "alice", url: url, transport: recorder)
-            var retry = AttachmentRetry(attempts: 2, firstDelay: .milliseconds(1), longestDelay: .milliseconds(1))
-            retry.sleep = { _ in }
-            await deviceB.setAttachmentTransfer(chunkBytes: Self.chunk, retry: retry)
-            let tableB = try deviceB.syncTable("photos")
-            try await deviceB.syncTable(tableB.attachmentsTable).pull(Query(), queryId: "all")
-            await #expect(throws: SyncError.attachmentContentUnavailable) { try await tableB.content(ofAttachment: attachment.id) }
+            let (tableB, recorder) = try await Self.cutDownload(of: attachment, in: world, through: proxy)
 
             // A byte of the kept segment flipped: its tag fails, the kept part is dropped.
             let store = world.stores[1].1
