@@ -13,16 +13,13 @@ import Testing
 /// stopped child: no process-wide core pattern is changed.)
 @Suite(.serialized) struct AttachmentCoreDumpTests {
     @Test func noPlaintextOfAMarkedAttachmentInTheMemoryOfTodoOnceItsStoreIsClosed() async throws {
-        let directory = try TemporaryDirectory(prefix: "todo-attachment-core")
+        let store = try TodoStore(prefix: "todo-attachment-core")
+        let directory = store.directory
         defer { directory.remove() }
-        let todo = BuiltTool("todo", environment: ["CIPHERSYNC_ALLOW_INSECURE_PROFILE": "1"])
-        let passphrase = makeUnicodePassphrase()
-        let path = directory.path("todo.db")
-        let device = ["--store", path, "--server", "http://127.0.0.1:1", "--profile", "insecure-test"]
-        let environment = ["CIPHERSYNC_PASSPHRASE": passphrase.decomposedStringWithCanonicalMapping]
-        let added = try await todo.run(device + ["add", "Delivery"], environment: environment)
+        let (path, device, environment) = (store.path, store.arguments, store.environment)
+        let added = try await store.run(["add", "Delivery"])
         try #require(added.exitCode == 0, "\(added)")
-        let listed = try await todo.run(device + ["list", "--all", "--json"], environment: environment)
+        let listed = try await store.run(["list", "--all", "--json"])
         let prefix = try #require(try JSONCoding.decode([JSONObject].self, from: Data(listed.stdout.utf8)).first?["id"]?.stringValue)
 
         // Several segments and chunks of content, the marker in every line.
@@ -38,12 +35,9 @@ import Testing
         #expect(exported.exitCode == 0, "\(exported)")
         #expect(try Data(contentsOf: copy) == Data(content))
 
-        let keys = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: URL(fileURLWithPath: path)))
-            .unlockKeys(secret: SecretBytes(Array(passphrase.utf8)), allowInsecureProfile: true)
         let secrets =
-            CoreDump.forms(of: marker, named: "marker") + CoreDump.forms(of: passphrase, named: "passphrase")
-            + CoreDump.forms(ofKey: keys.dataKey.bytes, named: "data key")
-            + CoreDump.forms(ofKey: try Self.attachmentKey(database: path, dataKey: keys.dataKey), named: "attachment key")
+            CoreDump.forms(of: marker, named: "marker") + (try store.secrets())
+            + CoreDump.forms(ofKey: try Self.attachmentKey(database: path, dataKey: try store.keys().dataKey), named: "attachment key")
         expectAbsent(secrets, from: attachDump, path: path)
         expectAbsent(secrets, from: exportDump, path: path)
     }
