@@ -1,4 +1,5 @@
 public import Foundation
+import SyncKeys
 import SyncStore
 import SyncWire
 
@@ -84,34 +85,58 @@ public enum AttachmentInput: Sendable {
     case bytes([UInt8])
 
     /// Calls `body` with a function that yields the content in pieces of at most `chunk` bytes,
-    /// then `nil`.
+    /// then `nil`. Each piece is a copy of its own (never the caller's array, never a `Data`),
+    /// wiped when the next one is asked for and the last when `body` returns: the caller is done
+    /// with a piece by then.
     func withChunks<T>(chunk: Int = 1 << 20, _ body: (() throws -> [UInt8]?) throws -> T) throws -> T {
-        switch self {
-        case .bytes(let bytes):
-            var offset = 0
-            return try body {
-                guard offset < bytes.count else { return nil }
-                let end = min(offset + chunk, bytes.count)
-                defer { offset = end }
-                return Array(bytes[offset..<end])
-            }
-        case .file(let url):
-            let handle: FileHandle
-            do {
-                handle = try FileHandle(forReadingFrom: url)
-            } catch {
-                throw SyncError(.invalidAttachment, reason: "The file \(url.lastPathComponent) cannot be read.", underlying: error)
-            }
-            defer { try? handle.close() }
-            return try body {
-                do {
-                    guard let data = try handle.read(upToCount: chunk), !data.isEmpty else { return nil }
-                    return [UInt8](data)
-                } catch {
-                    throw SyncError(.invalidAttachment, reason: "The file \(url.lastPathComponent) cannot be read.", underlying: error)
-                }
-            }
+        let size = max(1, chunk)
+        var descriptor: Int32 = -1
+        if case .file(let url) = self {
+            descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw Self.unreadable(url) }
         }
+        defer { if descriptor >= 0 { close(descriptor) } }
+        var handed: [UInt8] = []
+        defer { SecretBytes.wipe(contentsOf: handed) }
+        var offset = 0
+        return try body {
+            SecretBytes.wipe(contentsOf: handed)
+            handed = []
+            switch self {
+            case .bytes(let bytes):
+                guard offset < bytes.count else { return nil }
+                let end = min(offset + size, bytes.count)
+                handed = [UInt8](unsafeUninitializedCapacity: end - offset) { buffer, count in
+                    count = buffer.initialize(fromContentsOf: bytes[offset..<end])
+                }
+                offset = end
+            case .file(let url):
+                handed = try Self.read(descriptor, upTo: size, of: url)
+            }
+            return handed.isEmpty ? nil : handed
+        }
+    }
+
+    /// Up to `size` bytes of the file open at `descriptor` (fewer only at its end).
+    private static func read(_ descriptor: Int32, upTo size: Int, of url: URL) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        var filled = 0
+        while filled < size {
+            let count = bytes.withUnsafeMutableBytes { raw in Foundation.read(descriptor, raw.baseAddress.map { $0 + filled }, size - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                SecretBytes.wipe(contentsOf: bytes)
+                throw unreadable(url)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        bytes.removeLast(size - filled)
+        return bytes
+    }
+
+    private static func unreadable(_ url: URL) -> SyncError {
+        SyncError(.invalidAttachment, reason: "The file \(url.lastPathComponent) cannot be read.")
     }
 }
 
@@ -154,7 +179,8 @@ public struct AttachmentContent: AttachmentContentSource {
     }
 
     /// Writes the content to a new file at `url` (refused when a file exists there), through a
-    /// temporary file beside it that is renamed once complete.
+    /// temporary file beside it that is renamed once complete. Each chunk of plaintext is wiped
+    /// from memory once written.
     ///
     /// - Parameter url: The new file.
     /// - Throws: ``SyncError/invalidAttachment`` when the file exists or cannot be written,
@@ -164,18 +190,33 @@ public struct AttachmentContent: AttachmentContentSource {
             throw SyncError(.invalidAttachment, reason: "A file exists at \(url.path).")
         }
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).part")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let handle = FileHandle(forWritingAtPath: temporary.path)
-        else { throw SyncError(.invalidAttachment, reason: "Cannot write in \(url.deletingLastPathComponent().path).") }
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SyncError(.invalidAttachment, reason: "Cannot write in \(url.deletingLastPathComponent().path).") }
         do {
-            defer { try? handle.close() }
-            for try await chunk in bytes(chunkSize: 1 << 20) { try handle.write(contentsOf: chunk) }
-            try handle.synchronize()
+            defer { close(descriptor) }
+            for try await chunk in bytes(chunkSize: 1 << 20) {
+                defer { SecretBytes.wipe(contentsOf: chunk) }
+                try Self.write(chunk, to: descriptor)
+            }
+            guard fsync(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             try FileManager.default.moveItem(at: temporary, to: url)
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             if let error = error as? SyncError { throw error }
             throw SyncError(.invalidAttachment, reason: "Cannot write \(url.path).", underlying: error)
+        }
+    }
+}
+
+extension AttachmentContent {
+    /// Writes all of `bytes` to `descriptor`.
+    fileprivate static func write(_ bytes: [UInt8], to descriptor: Int32) throws {
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeBytes { raw in Foundation.write(descriptor, raw.baseAddress.map { $0 + done }, raw.count - done) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            done += count
         }
     }
 }

@@ -89,6 +89,9 @@ extension SyncContext {
 
     /// A sink that writes a download into the store (sealed in an encrypted store), checks its
     /// SHA-256 and size against the metadata row, and commits it on ``AttachmentContentSink/finish()``.
+    /// It goes on from what a download suspended before kept (``AttachmentDownloadSink/offset``);
+    /// a suspended download that cannot be resumed (its file missing or damaged, its key wrapped
+    /// before a rotation) is dropped and the sink starts from nothing.
     package func downloadSink(table: String, attachmentId: String) async throws -> AttachmentDownloadSink {
         let store = try attachmentStore()
         let companion = TableName.attachments(of: table)
@@ -99,6 +102,14 @@ extension SyncContext {
         guard let row, let attachment = Attachment(row: row) else {
             throw SyncError(.attachmentNotFound, reason: "The table has no attachment with this id.")
         }
+        let partial = try await mapped { try await store.readAttachments { _, rows in try rows.partial(table: table, id: attachment.id) } }
+        if let partial {
+            if let writer = try? store.attachmentVault.resumeWrite(partial) {
+                return AttachmentDownloadSink(store: store, table: table, attachment: attachment, writer: writer)
+            }
+            try await mapped { try await store.writeAttachments { _, rows in try rows.removePartial(table: table, id: attachment.id) } }
+            store.attachmentVault.remove(files: [partial.file])
+        }
         let writer = try Self.mapped { try store.attachmentVault.beginWrite(table: table, id: attachment.id) }
         return AttachmentDownloadSink(store: store, table: table, attachment: attachment, writer: writer)
     }
@@ -107,17 +118,21 @@ extension SyncContext {
 /// Writes a downloaded attachment into the local store: appended in order, sealed as it goes in
 /// an encrypted store; ``finish()`` checks the size and SHA-256 against the metadata row, then
 /// commits the file's row and removes the download from the queue in one transaction. A sink
-/// that is not finished leaves no file (its temporary file is removed at the next open).
+/// cut off midway is suspended (``suspend()``): what is safely on disk stays for the next
+/// attempt, which goes on from ``offset``; an abandoned sink leaves no file.
 public final class AttachmentDownloadSink: AttachmentContentSink {
     private let store: any AttachmentStoring
     private let table: String
     private let attachment: Attachment
     private let writer: Mutex<VaultFileWriter?>
+    /// The content bytes the sink holds from a download suspended before: the next byte it takes.
+    public let offset: Int64
 
     init(store: any AttachmentStoring, table: String, attachment: Attachment, writer: sending VaultFileWriter) {
         self.store = store
         self.table = table
         self.attachment = attachment
+        offset = writer.size
         self.writer = Mutex(writer)
     }
 
@@ -153,6 +168,7 @@ public final class AttachmentDownloadSink: AttachmentContentSink {
             try await store.writeAttachments { _, rows in
                 try rows.insert(staged)
                 try rows.removeTransfer(table: table, attachmentId: staged.id, direction: .download)
+                try rows.removePartial(table: table, id: staged.id)
             }
         } catch {
             store.attachmentVault.settle(staged, committed: false)
@@ -161,8 +177,27 @@ public final class AttachmentDownloadSink: AttachmentContentSink {
         store.attachmentVault.settle(staged, committed: true)
     }
 
-    /// Abandons the download: its temporary file is removed; the queued download stays.
-    public func abandon() {
+    /// Abandons the download: its temporary file is removed and a suspended download of it
+    /// forgotten; the queued download stays.
+    public func abandon() async {
         writer.withLock { $0.take() }?.discard()
+        let (table, id) = (table, attachment.id)
+        _ = try? await store.writeAttachments { _, rows in try rows.removePartial(table: table, id: id) }
+    }
+
+    /// Suspends the download: the content safely on disk stays in its temporary file (whole
+    /// sealed segments in an encrypted store, never plaintext; every byte received in a plain
+    /// one) and is recorded in the store, so that the next download of the attachment goes on
+    /// from there. When it cannot be recorded, the file is removed (the next download starts
+    /// from nothing).
+    public func suspend() async {
+        guard let writer = writer.withLock({ $0.take() }) else { return }
+        guard let partial = writer.suspend() else { return }
+        do {
+            try await store.writeAttachments { _, rows in try rows.savePartial(partial) }
+        } catch {
+            store.attachmentVault.remove(files: [partial.file])
+        }
+        store.attachmentVault.release([partial.file, store.attachmentVault.fileName(table: table, id: attachment.id)])
     }
 }

@@ -72,7 +72,10 @@ public enum LiveSyncEvent: Sendable {
     case pushed
     /// A table was pulled: `items` distinct items applied.
     case pulled(table: String, items: Int)
-    /// A push or pull failed (conflicts, network, authentication, the store). A push that could
+    /// Attachment content was transferred: `uploaded` uploads and `downloaded` downloads completed
+    /// (``SyncContext/transferAttachments()``).
+    case transferred(uploaded: Int, downloaded: Int)
+    /// A push, pull or attachment transfer failed (conflicts, network, authentication, the store). A push that could
     /// not reach the server is tried again after the backoff.
     case failed(SyncError)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 public import SyncStore
 import SyncWire
 
@@ -48,6 +49,31 @@ extension SyncContext {
     func transferAttachments(now: Date) async throws -> AttachmentTransferSummary {
         try await exclusive(cancelled: SyncError(.cancelled, reason: "The attachment transfers were cancelled.")) { _ in
             try await runAttachmentTransfers(uploadsOnly: false, now: now)
+        }
+    }
+
+    /// Every push's steps, for the callers that run exclusively (``push()``, a pull's implicit
+    /// push): pushes the queue, then uploads the content of the attachments whose item's and
+    /// metadata row's inserts reached the server, also after a push that completed with operation
+    /// errors (its error is thrown after the uploads).
+    ///
+    /// - Parameters:
+    ///   - run: The exclusive run.
+    ///   - refusalsThrow: Whether uploads the server refused for good throw
+    ///     ``SyncError/attachmentTransferFailed``; without it they are only parked in the queue
+    ///     with their `lastError` (a pull goes on with what the server holds).
+    func runPushAndUploads(_ run: RunHandle, refusalsThrow: Bool) async throws {
+        do {
+            try await runPush(run)
+        } catch let error as SyncError where error == .pushCompletedWithErrors {
+            // The operations that reached the server have their content sent all the same.
+            _ = try? await runAttachmentTransfers(uploadsOnly: true)
+            throw error
+        }
+        do {
+            _ = try await runAttachmentTransfers(uploadsOnly: true)
+        } catch let error as SyncError where error == .attachmentTransferFailed && !refusalsThrow {
+            logger.debug("Attachment uploads refused", metadata: ["count": "\(error.failedTransfers.count)"])
         }
     }
 
@@ -124,9 +150,13 @@ extension SyncContext {
         let sink = try await downloadSink(table: table, attachmentId: attachment.id)
         do {
             let transfer = AttachmentTransfer(client: client, chunkBytes: attachmentChunkBytes, retry: retry)
-            try await transfer.download(table: table, attachmentID: attachment.id, sink: sink)
+            try await transfer.download(table: table, attachmentID: attachment.id, from: sink.offset, sink: sink)
+        } catch let error as SyncError where Self.isTransient(error) || error == .cancelled {
+            // Cut off: what arrived stays for the next attempt, which asks for the rest by range.
+            await sink.suspend()
+            throw error
         } catch {
-            sink.abandon()
+            await sink.abandon()
             throw error
         }
         return true

@@ -17,6 +17,10 @@ extension SyncContext {
     ///   pull. On connecting, the server reports what changed since the last event received, so
     ///   nothing is missed while disconnected. Observed queries (``SyncTable/observe(_:)``) show
     ///   the pulled items.
+    /// - Attachments (a store that keeps them): pushes upload the content of the attachments whose
+    ///   rows they sent; the transfer queue (``transferAttachments()``) runs when live sync starts,
+    ///   after each pull (downloads queued by an eager ``AttachmentDownloadPolicy``), and when the
+    ///   back-off of a transfer that failed before has passed.
     /// - Reconnects after a failure with a wait that doubles up to ``LiveSyncOptions/maximumBackoff``.
     ///   Against a server without the route, or over a transport that cannot stream, every
     ///   table is pulled at ``LiveSyncOptions/fallbackPullInterval``.
@@ -51,7 +55,7 @@ extension SyncContext {
     }
 }
 
-/// The three loops of a live sync: push, pull, listen.
+/// The loops of a live sync: push, pull, listen, transfer attachments.
 private struct LiveSyncRunner: Sendable {
     let context: SyncContext
     let tables: [LiveSyncTable]
@@ -61,6 +65,8 @@ private struct LiveSyncRunner: Sendable {
     private let wanted = WantedTables()
     private let pullSignals: AsyncStream<Void>
     private let pullSignal: AsyncStream<Void>.Continuation
+    private let transferSignals: AsyncStream<Void>
+    private let transferSignal: AsyncStream<Void>.Continuation
 
     init(context: SyncContext, tables: [LiveSyncTable], options: LiveSyncOptions, emit: AsyncStream<LiveSyncEvent>.Continuation) {
         self.context = context
@@ -68,6 +74,7 @@ private struct LiveSyncRunner: Sendable {
         self.options = options
         self.emit = emit
         (pullSignals, pullSignal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (transferSignals, transferSignal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     func run() async {
@@ -75,6 +82,7 @@ private struct LiveSyncRunner: Sendable {
             group.addTask { await pushLoop() }
             group.addTask { await pullLoop() }
             group.addTask { await listenLoop() }
+            group.addTask { await transferLoop() }
         }
     }
 
@@ -127,11 +135,44 @@ private struct LiveSyncRunner: Sendable {
                     let items = try await context.pull(
                         table: table.name, query: table.query, queryId: table.queryId, pageSize: options.pageSize)
                     emit.yield(.pulled(table: table.name, items: items))
+                    transferSignal.yield()
                 } catch let error as SyncError where Task.isCancelled && (error == .pullCancelled || error == .pushCancelled) {
                     return
                 } catch {
                     emit.yield(.failed(SyncContext.mapStoreError(error)))
                 }
+            }
+        }
+    }
+
+    // MARK: attachments
+
+    /// Runs the attachment transfer queue at the start, after each pull, and when the earliest
+    /// back-off of a transfer that failed has passed.
+    private func transferLoop() async {
+        guard context.store is any AttachmentStoring else { return }
+        var timer: Task<Void, Never>?
+        defer { timer?.cancel() }
+        transferSignal.yield()
+        for await _ in transferSignals {
+            do {
+                let summary = try await context.transferAttachments()
+                if summary.uploaded > 0 || summary.downloaded > 0 {
+                    emit.yield(.transferred(uploaded: summary.uploaded, downloaded: summary.downloaded))
+                }
+            } catch {
+                if Task.isCancelled { return }
+                emit.yield(.failed(SyncContext.mapStoreError(error)))
+            }
+            timer?.cancel()
+            timer = nil
+            guard let next = try? await context.attachmentTransfers().map(\.notBefore).filter({ $0 < AttachmentTransferRecord.parked }).min(),
+                next > Date()
+            else { continue }
+            let signal = transferSignal
+            timer = Task {
+                guard (try? await Task.sleep(for: .seconds(next.timeIntervalSinceNow))) != nil else { return }
+                signal.yield()
             }
         }
     }

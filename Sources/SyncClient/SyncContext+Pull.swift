@@ -9,15 +9,18 @@ extension SyncContext {
     func pull(table: String, query: Query, queryId: String?, pageSize: Int) async throws -> Int {
         try PullValidation.check(query, queryId: queryId)
         let pageSize = pageSize > 0 ? pageSize : PullValidation.defaultPageSize
-        return try await exclusive(cancelled: SyncError.pullWasCancelled()) { run in
+        let count = try await exclusive(cancelled: SyncError.pullWasCancelled()) { run in
             try await runPull(table: table, query: query, queryId: queryId, pageSize: pageSize, run: run)
         }
+        try await settleAttachments(afterPullOf: table)
+        return count
     }
 
     private func runPull(table: String, query: Query, queryId: String?, pageSize: Int, run: RunHandle) async throws -> Int {
-        // Implicit push: local changes of the table go first; any push error abandons the pull.
+        // Implicit push: local changes of the table go first, then the content of the attachments
+        // whose rows reached the server; any push error abandons the pull.
         if try await read({ try $0.operationCount(table: table) }) > 0 {
-            try await runPush(run)
+            try await runPushAndUploads(run, refusalsThrow: false)
         }
         let tokenKey = queryId.map { DeltaToken.key(table: table, queryId: $0) }
         var token: Int64 = 0

@@ -33,14 +33,7 @@ extension SyncContext {
     ///   id cannot be sent in a header (a control character: nothing is read or sent).
     public func push() async throws {
         try await exclusive(cancelled: SyncError.pushWasCancelled()) { run in
-            do {
-                try await runPush(run)
-            } catch let error as SyncError where error == .pushCompletedWithErrors {
-                // The operations that reached the server have their content sent all the same.
-                _ = try? await runAttachmentTransfers(uploadsOnly: true)
-                throw error
-            }
-            _ = try await runAttachmentTransfers(uploadsOnly: true)
+            try await runPushAndUploads(run, refusalsThrow: true)
         }
     }
 

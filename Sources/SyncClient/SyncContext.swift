@@ -50,6 +50,8 @@ public actor SyncContext {
     var attachmentRetry = AttachmentRetry()
     /// The most bytes one attachment request carries.
     var attachmentChunkBytes = 1 << 20
+    /// The tables whose attachments are downloaded eagerly, lowercased (``setAttachmentDownloadPolicy(_:forTable:)``).
+    var eagerDownloadTables: Set<String> = []
 
     /// Creates a sync context over a local store, for a client's backend.
     /// - Parameters:

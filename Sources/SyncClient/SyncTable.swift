@@ -67,10 +67,15 @@ public struct SyncTable: Sendable {
 
     /// Pulls the server's items into the local table, page by page (one transaction per page).
     ///
-    /// Pending operations of the table are pushed first; if that push reports any error, the
-    /// pull stops before sending anything. Items with `deleted: true` are deleted locally, items
-    /// with a pending local operation are skipped (the local edit wins until pushed), items
-    /// without an id are ignored, and local rows the server did not return stay.
+    /// Pending operations of the table are pushed first, then the content of the attachments
+    /// whose rows that push sent (as ``SyncContext/push()`` does; an upload the server refuses
+    /// for good is parked in the attachment queue, and the pull goes on); if that push reports
+    /// any error, the pull stops before sending anything. Items with `deleted: true` are deleted
+    /// locally, items with a pending local operation are skipped (the local edit wins until
+    /// pushed), items without an id are ignored, and local rows the server did not return stay.
+    /// A pull of an attachments table (``attachmentsTable``) removes the content of attachments
+    /// whose row is gone, and, under an eager ``AttachmentDownloadPolicy``, queues a download of
+    /// each attachment whose content is not here.
     ///
     /// With a `queryId`, the pull is incremental: it asks only for items updated since the
     /// query's delta token (`updatedAt ge …`, ordered by `updatedAt`) and saves the token after
@@ -95,10 +100,7 @@ public struct SyncTable: Sendable {
     ///   ``SyncError/pullCancelled``, ``SyncError/localStoreFailed``.
     @discardableResult
     public func pull(_ query: Query = Query(), queryId: String? = nil, pageSize: Int = 1000) async throws -> Int {
-        let count = try await context.pull(table: name, query: query, queryId: queryId, pageSize: pageSize)
-        // Attachments whose metadata the pull deleted lose their local content.
-        if let owner = TableName.attachmentOwner(of: name) { try await context.reconcileAttachments(of: owner) }
-        return count
+        try await context.pull(table: name, query: query, queryId: queryId, pageSize: pageSize)
     }
 
     /// Deletes local rows: all of them, or those `query`'s filter matches.

@@ -20,7 +20,8 @@ enum AttachmentKeys {
 
     /// Rewraps every attachment key of the database copy at `copy` (keyed with `newDataKey`) from
     /// the wrapping key of `oldDataKey` to that of `newDataKey`, in one transaction, and checks
-    /// that each unwraps under the new one.
+    /// that each unwraps under the new one. Suspended downloads are forgotten (their next attempt
+    /// starts from nothing; the store's sweep removes their files).
     ///
     /// - Returns: The keys rewrapped.
     /// - Throws: ``StoreError/verificationFailed(_:)`` for a key that does not unwrap.
@@ -43,6 +44,7 @@ enum AttachmentKeys {
                 }
                 try connection.execute("UPDATE \"__attachments\" SET wrappedKey = ? WHERE rowid = ?", [.blob(rewrapped), row[0]])
             }
+            _ = try forgetPartials(connection)
             return rows.count
         }
     }
@@ -50,6 +52,8 @@ enum AttachmentKeys {
     /// Seals the plain attachment files of a store being encrypted: each `.bin` file the copy's
     /// rows name is written sealed under a new key as `.csat` (through a temporary file, flushed),
     /// and its row updated with the new name and the wrapped key, in one transaction of the copy.
+    ///
+    /// Suspended plain downloads are forgotten, their files wiped with the others.
     ///
     /// - Returns: The plain files replaced (to wipe once the copy has replaced the database).
     static func seal(copy: URL, database: URL, dataKey: SecretBytes) throws -> [URL] {
@@ -69,8 +73,19 @@ enum AttachmentKeys {
                     "UPDATE \"__attachments\" SET file = ?, wrappedKey = ? WHERE rowid = ?", [.text(sealedName), .blob(wrapped), row[0]])
                 plain.append(source)
             }
-            return plain
+            return plain + (try forgetPartials(connection)).map { directory.appendingPathComponent($0) }
         }
+    }
+
+    /// Deletes the rows of suspended downloads (`__attachment_partials`), when the table exists.
+    ///
+    /// - Returns: The names of their files.
+    private static func forgetPartials(_ connection: Connection) throws -> [String] {
+        let exists = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '__attachment_partials'"
+        guard try connection.scalar(exists)?.integerValue == 1 else { return [] }
+        let files = try connection.rows("SELECT file FROM \"__attachment_partials\"").compactMap { $0[0].textValue }
+        try connection.execute("DELETE FROM \"__attachment_partials\"")
+        return files
     }
 
     /// Writes the content of the plain file `source` sealed under a new key to `destination`;

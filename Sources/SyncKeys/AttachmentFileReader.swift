@@ -11,7 +11,16 @@ public final class AttachmentFileReader: Sendable {
     private struct State: ~Copyable {
         var cipher: SegmentCipher
         var cachedIndex = -1
+        /// The plaintext of the segment decrypted last (wiped when replaced and at the end).
         var cached: [UInt8] = []
+
+        mutating func cache(_ plain: [UInt8], index: Int) {
+            SecretBytes.wipe(contentsOf: cached)
+            cached = plain
+            cachedIndex = index
+        }
+
+        deinit { SecretBytes.wipe(contentsOf: cached) }
     }
 
     private let file: RawFile
@@ -54,6 +63,7 @@ public final class AttachmentFileReader: Sendable {
             throw Self.diagnose(sealed, at: segments - 1, segments: segments, header: header, cipher: cipher)
         }
         let trailer = last.suffix(AttachmentFormat.trailerLength).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        SecretBytes.wipe(contentsOf: last)
         let padded = Int64(segments - 1) * Int64(header.segmentSize) + Int64(lastPlain)
         guard trailer <= UInt64(Int64.max),
             AttachmentFormat.paddedLength(Int64(trailer), granularity: header.granularity) == padded
@@ -92,7 +102,7 @@ public final class AttachmentFileReader: Sendable {
     ///
     /// - Throws: The first ``AttachmentFileError`` found.
     public func verify() throws(AttachmentFileError) {
-        for index in 0..<segments { _ = try decrypt(index, caching: false) }
+        for index in 0..<segments { SecretBytes.wipe(contentsOf: try decrypt(index, caching: false)) }
     }
 
     /// The plaintext of segment `index` (the last one with its padding), from the cache when it
@@ -110,10 +120,7 @@ public final class AttachmentFileReader: Sendable {
                 guard let plain = Self.open(sealed, index: index, final: final, header: header, cipher: state.cipher) else {
                     return .failure(Self.diagnose(sealed, at: index, segments: segments, header: header, cipher: state.cipher))
                 }
-                if caching {
-                    state.cachedIndex = index
-                    state.cached = plain
-                }
+                if caching { state.cache(plain, index: index) }
                 return .success(plain)
             } catch {
                 return .failure(error)
@@ -123,7 +130,7 @@ public final class AttachmentFileReader: Sendable {
     }
 
     /// The plaintext of `sealed` opened as segment `index`, or `nil` when its tag fails there.
-    private static func open(
+    static func open(
         _ sealed: [UInt8], index: Int, final: Bool, header: AttachmentFormat.Header, cipher: borrowing SegmentCipher
     ) -> [UInt8]? {
         var plain = [UInt8](repeating: 0, count: sealed.count - AttachmentFormat.tagLength)

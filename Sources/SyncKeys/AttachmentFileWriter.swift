@@ -46,8 +46,76 @@ public final class AttachmentFileWriter {
         cipher = try Self.makeCipher(key, removing: file, at: temporaryURL)
     }
 
+    /// Reopens the temporary file of a writer that was suspended (``suspend()``) to go on
+    /// writing after the `kept` content bytes of its first segments: each of them is decrypted, checked
+    /// (index, non-final flag, header) and handed to `prefix` in order, then the file is cut
+    /// after them.
+    ///
+    /// - Parameters:
+    ///   - temporaryURL: The suspended writer's temporary file.
+    ///   - key: The attachment's 32-byte key.
+    ///   - kept: The content length ``suspend()`` returned (whole segments).
+    ///   - prefix: Sees the plaintext of each kept segment (the buffer is wiped after the call).
+    /// - Throws: ``AttachmentFileError``: ``AttachmentFileError/truncated`` for a file shorter than
+    ///   the segments or a length that is not whole segments,
+    ///   ``AttachmentFileError/segmentAuthenticationFailed(segment:)`` for a changed
+    ///   segment, ``AttachmentFileError/keyUnavailable`` for another key. The file is left as it was.
+    public init(
+        resuming temporaryURL: URL, key: SecretBytes, kept: Int64, prefix: ([UInt8]) throws(AttachmentFileError) -> Void
+    ) throws(AttachmentFileError) {
+        guard key.count == AttachmentFormat.keyLength, let opener = try? SegmentCipher(key: key, encrypting: false) else {
+            throw .keyUnavailable
+        }
+        let reader = try RawFile.openForReading(temporaryURL)
+        let header = try AttachmentFormat.Header(parsing: try reader.read(at: 0, count: AttachmentFormat.headerLength))
+        guard kept >= 0, kept % Int64(header.segmentSize) == 0 else { throw .truncated }
+        let segments = Int(kept / Int64(header.segmentSize))
+        let sealedSegment = header.segmentSize + AttachmentFormat.tagLength
+        let length = Int64(AttachmentFormat.headerLength) + Int64(segments) * Int64(sealedSegment)
+        guard try reader.size() >= length else { throw .truncated }
+        for index in 0..<segments {
+            let offset = Int64(AttachmentFormat.headerLength) + Int64(index) * Int64(sealedSegment)
+            let sealed = try reader.read(at: offset, count: sealedSegment)
+            guard sealed.count == sealedSegment else { throw .truncated }
+            guard let plain = AttachmentFileReader.open(sealed, index: index, final: false, header: header, cipher: opener) else {
+                throw .segmentAuthenticationFailed(segment: index)
+            }
+            defer { SecretBytes.wipe(contentsOf: plain) }
+            try prefix(plain)
+        }
+        self.header = header
+        self.temporaryURL = temporaryURL
+        file = try RawFile.openForAppending(temporaryURL, truncatingTo: length)
+        buffer = []
+        buffer.reserveCapacity(header.segmentSize + header.granularity)
+        segment = segments
+        contentLength = Int64(segments) * Int64(header.segmentSize)
+        guard let cipher = try? SegmentCipher(key: key, encrypting: true) else { throw .keyUnavailable }
+        self.cipher = cipher
+    }
+
     deinit {
+        SecretBytes.wipe(contentsOf: buffer)
         if !finished { file.remove(temporaryURL) }
+    }
+
+    /// Stops writing and keeps what is sealed: the header and every full segment written so far,
+    /// flushed to the disk, at the temporary path (never the buffered plaintext of the segment
+    /// under way, which is wiped). ``init(resuming:key:kept:prefix:)`` goes on from there.
+    ///
+    /// - Returns: The content length kept (whole segments).
+    /// - Throws: ``AttachmentFileError/io(_:)``; the temporary file is removed.
+    public func suspend() throws(AttachmentFileError) -> Int64 {
+        buffer.withUnsafeMutableBytes { SecretBytes.wipe($0) }
+        buffer.removeAll()
+        finished = true
+        do {
+            try file.syncAndClose()
+        } catch {
+            file.remove(temporaryURL)
+            throw error
+        }
+        return Int64(segment) * Int64(header.segmentSize)
     }
 
     /// The segment cipher under `key`; on failure the temporary file is removed.
@@ -125,8 +193,9 @@ public final class AttachmentFileWriter {
         return contentLength
     }
 
-    /// Removes the temporary file.
+    /// Removes the temporary file (and wipes the plaintext buffered).
     public func discard() {
+        SecretBytes.wipe(contentsOf: buffer)
         file.remove(temporaryURL)
         finished = true
     }

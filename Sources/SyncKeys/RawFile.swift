@@ -29,6 +29,16 @@ package final class RawFile: @unchecked Sendable {
         return RawFile(descriptor: fd)
     }
 
+    /// Opens an existing file for writing at its end, once it is cut to `length` bytes.
+    package static func openForAppending(_ url: URL, truncatingTo length: Int64) throws(AttachmentFileError) -> RawFile {
+        let fd = open(url.path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure("open") }
+        let file = RawFile(descriptor: fd)
+        guard ftruncate(fd, off_t(length)) == 0 else { throw failure("truncate") }
+        guard lseek(fd, 0, SEEK_END) >= 0 else { throw failure("seek") }
+        return file
+    }
+
     /// The file's size in bytes.
     package func size() throws(AttachmentFileError) -> Int64 {
         var info = stat()

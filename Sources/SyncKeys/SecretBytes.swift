@@ -97,6 +97,17 @@ extension SecretBytes {
     public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
         cleanse(buffer)
     }
+
+    /// Overwrites the bytes of `bytes` with zeros where they are, also when the array's storage
+    /// is shared with other copies of it: plaintext that is done with (attachment content).
+    ///
+    /// - Parameter bytes: An array none of whose copies is read again.
+    public static func wipe(contentsOf bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            cleanse(UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(mutating: base), count: raw.count))
+        }
+    }
 }
 
 public enum RandomBytes {

@@ -68,7 +68,8 @@ public final class AttachmentVault: Sendable {
     /// - Parameters:
     ///   - table: The item's table.
     ///   - id: The attachment's id.
-    ///   - chunks: Yields the content in pieces, then `nil`.
+    ///   - chunks: Yields the content in pieces, then `nil` (a piece is written before the next
+    ///     is asked for).
     /// - Returns: The file's name, its wrapped key (encrypted stores), the size and the digest.
     /// - Throws: ``StoreError/fileSystem(_:)`` or what `chunks` throws; no file is left behind.
     package func write(table: String, id: String, chunks: () throws -> [UInt8]?) throws -> StagedAttachment {
@@ -111,6 +112,34 @@ public final class AttachmentVault: Sendable {
         }
     }
 
+    /// Reopens the temporary file of a download suspended before (``VaultFileWriter/suspend()``)
+    /// to go on appending after the content it kept, which is read back (and, sealed, checked)
+    /// to carry on the SHA-256 of the whole content.
+    ///
+    /// - Parameter partial: The suspended download's row.
+    /// - Returns: The writer, its ``VaultFileWriter/size`` the content kept.
+    /// - Throws: ``StoreError`` when the file is missing, shorter or damaged, or its key does not
+    ///   unwrap (a rotation since): the caller starts again from nothing.
+    package func resumeWrite(_ partial: PartialAttachment) throws -> VaultFileWriter {
+        // A partial of the other kind (a plain store's, encrypted since) is never resumed.
+        guard (partial.wrappedKey != nil) == isEncrypted else { throw StoreError.fileSystem("The suspended download is of another kind.") }
+        let name = fileName(table: partial.table, id: partial.id)
+        unsettled.withLock { $0.formUnion([name, partial.file]) }
+        do {
+            var key: SecretBytes?
+            if let wrapped = partial.wrappedKey {
+                guard let kek = wrappingKey.withLock({ $0 }) else { throw StoreError.closed }
+                key = try KeyWrap.unwrap(wrapped, using: kek)
+            }
+            return try VaultFileWriter(
+                vault: self, table: partial.table, id: partial.id, name: name, temporaryName: partial.file, key: key, wrapped: partial.wrappedKey,
+                resumingAt: partial.length)
+        } catch {
+            unsettled.withLock { $0.subtract([name, partial.file]) }
+            throw Self.mapped(error)
+        }
+    }
+
     /// The store's error for a failure of a file or a key.
     static func mapped(_ error: any Error) -> any Error {
         if let error = error as? AttachmentFileError { return StoreError.fileSystem("Cannot write the attachment file: \(error.description)") }
@@ -118,8 +147,8 @@ public final class AttachmentVault: Sendable {
         return error
     }
 
-    /// Forgets a temporary file name once its writer has ended.
-    fileprivate func release(_ names: [String]) {
+    /// Forgets a temporary file name once its writer has ended (or its partial row is committed).
+    package func release(_ names: [String]) {
         unsettled.withLock { $0.subtract(names) }
     }
 
@@ -204,6 +233,72 @@ package final class VaultFileWriter {
         }
     }
 
+    /// A writer that goes on after the `length` content bytes a suspended writer kept in
+    /// `temporaryName`: they are read back into the SHA-256 first.
+    fileprivate init(
+        vault: AttachmentVault, table: String, id: String, name: String, temporaryName: String, key: SecretBytes?, wrapped: [UInt8]?,
+        resumingAt length: Int64
+    ) throws {
+        self.vault = vault
+        self.table = table
+        self.id = id
+        self.name = name
+        self.temporaryName = temporaryName
+        self.wrapped = wrapped
+        var hasher = try SHA256Hasher()
+        let temporary = vault.directory.appendingPathComponent(temporaryName)
+        if let key {
+            sealed = try AttachmentFileWriter(resuming: temporary, key: key, kept: length) {
+                (plain) throws(AttachmentFileError) in
+                do { try hasher.update(plain) } catch { throw .io("SHA-256") }
+            }
+            plain = nil
+        } else {
+            let reader = try RawFile.openForReading(temporary)
+            guard try reader.size() >= length else { throw AttachmentFileError.truncated }
+            var offset: Int64 = 0
+            while offset < length {
+                let chunk = try reader.read(at: offset, count: Int(min(1 << 20, length - offset)))
+                defer { SecretBytes.wipe(contentsOf: chunk) }
+                try hasher.update(chunk)
+                offset += Int64(chunk.count)
+            }
+            sealed = nil
+            plain = try RawFile.openForAppending(temporary, truncatingTo: length)
+        }
+        self.hasher = consume hasher
+        size = length
+    }
+
+    /// Stops writing and keeps what is safely on disk at the temporary path: in an encrypted store
+    /// the full sealed segments (never the plaintext of the segment under way), in a plain store
+    /// every byte; flushed. The caller records it (``AttachmentRows/savePartial(_:)``), then
+    /// releases its name (``AttachmentVault/release(_:)``).
+    ///
+    /// - Returns: The suspended download, or `nil` when nothing was kept (the file is removed).
+    package func suspend() -> PartialAttachment? {
+        do {
+            let kept: Int64
+            if let sealed {
+                kept = try sealed.suspend()
+            } else if let plain {
+                try plain.syncAndClose()
+                kept = size
+            } else {
+                return nil
+            }
+            _ = hasher.take()
+            guard kept > 0 else {
+                discard()
+                return nil
+            }
+            return PartialAttachment(table: table, id: id, file: temporaryName, wrappedKey: wrapped, length: kept)
+        } catch {
+            discard()
+            return nil
+        }
+    }
+
     /// Appends content.
     ///
     /// - Throws: ``StoreError``.
@@ -267,6 +362,21 @@ public struct StagedAttachment: Sendable, Hashable {
     public var size: Int64
     /// The content's SHA-256, lowercase hex.
     public var sha256: String
+}
+
+/// A download suspended midway (``VaultFileWriter/suspend()``): a row of the store's system table
+/// `__attachment_partials` naming its temporary file, its wrapped key and the content it holds.
+public struct PartialAttachment: Sendable, Hashable {
+    /// The item's table.
+    public var table: String
+    /// The attachment's id.
+    public var id: String
+    /// The temporary file's name in the vault.
+    public var file: String
+    /// The attachment key, wrapped (encrypted stores).
+    public var wrappedKey: [UInt8]?
+    /// The content bytes the file holds (whole sealed segments in an encrypted store).
+    public var length: Int64
 }
 
 /// Content of an attachment file, read at any offset: the sealed reader or a plain file.

@@ -54,6 +54,47 @@ public struct AttachmentRows {
     public func delete(table: String, id: String) throws {
         try session.run(StoreSQL.deleteAttachment, [.text(table), .text(id)])
         try session.run(StoreSQL.deleteTransfersOfAttachment, [.text(table), .text(id)])
+        try removePartial(table: table, id: id)
+    }
+
+    /// Records a download suspended midway (its file stays in the vault until it is resumed,
+    /// or removed once its row is gone).
+    ///
+    /// - Throws: `StoreError`.
+    public func savePartial(_ partial: PartialAttachment) throws {
+        try session.run(
+            StoreSQL.savePartial,
+            [.text(partial.table), .text(partial.id), .text(partial.file), partial.wrappedKey.map(SQLValue.blob) ?? .null, .integer(partial.length)])
+    }
+
+    /// The suspended download of attachment `id` of `table`, or `nil`.
+    ///
+    /// - Throws: `StoreError`.
+    public func partial(table: String, id: String) throws -> PartialAttachment? {
+        try session.rows(StoreSQL.partialByID, [.text(table), .text(id)]).first.map(Self.partial(from:))
+    }
+
+    /// Every suspended download.
+    ///
+    /// - Throws: `StoreError`.
+    public func partials() throws -> [PartialAttachment] {
+        try session.rows(StoreSQL.allPartials).map(Self.partial(from:))
+    }
+
+    /// Forgets the suspended download of attachment `id` of `table` (its file is the caller's to
+    /// remove, or the next sweep's).
+    ///
+    /// - Throws: `StoreError`.
+    public func removePartial(table: String, id: String) throws {
+        try session.run(StoreSQL.deletePartial, [.text(table), .text(id)])
+    }
+
+    static func partial(from row: [SQLValue]) -> PartialAttachment {
+        var wrapped: [UInt8]?
+        if case .blob(let bytes) = row[3] { wrapped = bytes }
+        return PartialAttachment(
+            table: row[0].textValue ?? "", id: row[1].textValue ?? "", file: row[2].textValue ?? "", wrappedKey: wrapped,
+            length: row[4].integerValue ?? 0)
     }
 
     static func record(from row: [SQLValue]) -> AttachmentFileRecord {
@@ -98,7 +139,20 @@ extension SQLiteStore: AttachmentStoring {
     /// Removes the vault's files that no `__attachments` row names.
     func removeUnrecordedAttachmentFiles() throws {
         guard FileManager.default.fileExists(atPath: attachmentVault.directory.path) else { return }
-        let kept = try writeTransaction { session, _ in Set(try AttachmentRows(session: session).records().map(\.file)) }
+        let kept = try writeTransaction { session, _ in
+            let rows = AttachmentRows(session: session)
+            // Suspended downloads of the store's kind are kept; others (a plain store's, encrypted
+            // since) are forgotten and their files removed.
+            var kept = try rows.records().map(\.file)
+            for partial in try rows.partials() {
+                if (partial.wrappedKey != nil) == attachmentVault.isEncrypted {
+                    kept.append(partial.file)
+                } else {
+                    try rows.removePartial(table: partial.table, id: partial.id)
+                }
+            }
+            return Set(kept)
+        }
         attachmentVault.sweep(keeping: kept)
     }
 }
@@ -110,5 +164,10 @@ extension StoreSQL {
     static let attachmentsOfTable = "SELECT \(attachmentColumns) FROM \"__attachments\" WHERE \"tableName\" = ? ORDER BY \"attachmentId\""
     static let allAttachments = "SELECT \(attachmentColumns) FROM \"__attachments\" ORDER BY \"tableName\", \"attachmentId\""
     static let deleteAttachment = "DELETE FROM \"__attachments\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
+    static let partialColumns = "\"tableName\", \"attachmentId\", \"file\", \"wrappedKey\", \"length\""
+    static let savePartial = "INSERT OR REPLACE INTO \"__attachment_partials\" (\(partialColumns)) VALUES (?, ?, ?, ?, ?)"
+    static let partialByID = "SELECT \(partialColumns) FROM \"__attachment_partials\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
+    static let allPartials = "SELECT \(partialColumns) FROM \"__attachment_partials\" ORDER BY \"tableName\", \"attachmentId\""
+    static let deletePartial = "DELETE FROM \"__attachment_partials\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
     static let deleteTransfersOfAttachment = "DELETE FROM \"__attachment_transfers\" WHERE \"tableName\" = ? AND \"attachmentId\" = ?"
 }

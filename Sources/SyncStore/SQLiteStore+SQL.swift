@@ -58,6 +58,14 @@ enum StoreSQL {
             "lastError" TEXT,
             PRIMARY KEY ("tableName", "attachmentId", "direction")
         );
+        CREATE TABLE IF NOT EXISTS "__attachment_partials" (
+            "tableName" TEXT NOT NULL,
+            "attachmentId" TEXT NOT NULL COLLATE NOCASE,
+            "file" TEXT NOT NULL,
+            "wrappedKey" BLOB,
+            "length" INTEGER NOT NULL,
+            PRIMARY KEY ("tableName", "attachmentId")
+        );
         """
 
     // MARK: schema

@@ -30,7 +30,7 @@ enum LiveLatency {
                 case .pollingFallback:
                     problems.append("the server has no change notifications")
                     isConnected.yield()
-                case .pushed, .pulled: break
+                case .pushed, .pulled, .transferred: break
                 }
             }
             return problems

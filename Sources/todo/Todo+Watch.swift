@@ -76,7 +76,7 @@ private enum Screen {
         case .disconnected(let error): Terminal.printError("todo: not connected (\(error.reason ?? "no answer")), retrying")
         case .pollingFallback: Terminal.printError("todo: the server sends no change notifications; pulling every 30 s")
         case .failed(let error): Terminal.printError("todo: \(error.reason ?? "sync failed")")
-        case .connected, .pushed, .pulled: break
+        case .connected, .pushed, .pulled, .transferred: break
         }
     }
 }

@@ -72,8 +72,16 @@ struct Inspection: Codable, Sendable {
     var photo: AttachmentReference?
 }
 
-// Sources/SyncClient/SyncClient.docc/Attachments.md, line 99
-@Sendable func example_Sources_SyncClient_SyncClient_docc_Attachments_99() async throws {
+// Sources/SyncClient/SyncClient.docc/Attachments.md, line 97
+@Sendable func example_Sources_SyncClient_SyncClient_docc_Attachments_97() async throws {
+      try await context.setAttachmentDownloadPolicy(.eager, forTable: "todo")
+      try await context.syncTable("todo__attachments").pull(queryId: "attachments")
+      let fetched = try await context.transferAttachments()  // the downloads the pull queued
+      print(fetched.downloaded)
+}
+
+// Sources/SyncClient/SyncClient.docc/Attachments.md, line 127
+@Sendable func example_Sources_SyncClient_SyncClient_docc_Attachments_127() async throws {
     do {
         try await context.push()  // the rows, then the content of their attachments
         let summary = try await context.transferAttachments()

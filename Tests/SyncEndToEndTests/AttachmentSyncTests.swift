@@ -98,13 +98,7 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func aCutDownloadResumesWithARange(kind: StoreKind) async throws {
         try await AttachmentWorld.with(kind) { world in
-            let deviceA = world.device(0, user: "alice")
-            let table = try deviceA.syncTable("photos")
-            try await table.insert(["id": "p1"])
-            let attachment = try await table.attach(
-                .bytes(AttachmentSyncTests.content), to: "p1", name: "porch.jpg", contentType: "image/jpeg")
-            try await deviceA.push()
-
+            let attachment = try await world.pushedAttachment()
             let proxy = try FaultProxyProcess(upstream: world.server.url.port ?? 0)
             defer { proxy.close() }
             let url = try #require(URL(string: "http://127.0.0.1:\(proxy.port)"))

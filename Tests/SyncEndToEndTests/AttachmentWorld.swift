@@ -47,6 +47,18 @@ final class AttachmentWorld: Sendable {
             client: MobileServiceClient(url: url ?? server.url, transport: transport, authenticationToken: { user }), store: stores[index].1)
     }
 
+    /// Alice's first device inserts item `p1` of `photos`, attaches `content` to it and pushes.
+    ///
+    /// - Returns: The attachment, whose row and content the server holds.
+    func pushedAttachment(_ content: [UInt8] = AttachmentSyncTests.content) async throws -> SyncClient.Attachment {
+        let device = device(0, user: "alice")
+        let table = try device.syncTable("photos")
+        try await table.insert(["id": "p1"])
+        let attachment = try await table.attach(.bytes(content), to: "p1", name: "porch.jpg", contentType: "image/jpeg")
+        try await device.push()
+        return attachment
+    }
+
     /// `GET` of an attachment's content on `photos`, as `user`.
     func get(_ id: String, user: String) async throws -> SyncResponse {
         let request = SyncRequest(
@@ -57,9 +69,7 @@ final class AttachmentWorld: Sendable {
 
     /// The bytes of every file under store `index`'s directory.
     func storedFiles(_ index: Int) throws -> [Data] {
-        let root = stores[index].0.directory.url
-        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
-        return files.compactMap { try? Data(contentsOf: $0) }
+        Array(try stores[index].0.directory.contents().values)
     }
 }
 

@@ -54,13 +54,9 @@ import Testing
         return try DatabaseDigest.compute(connection)
     }
 
-    /// The name and bytes of every file in the store's directory.
+    /// The bytes of every file under the store's directory, by relative path.
     static func files(of test: TestStore) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: test.directory.url.path) {
-            files[name] = try Data(contentsOf: test.directory.file(name))
-        }
-        return files
+        try fileContents(in: test.directory.url)
     }
 
     @Test func rotationKeepsEveryTableIndexAndSystemTableUnderTheNewKeyAlone() async throws {

@@ -78,23 +78,45 @@ import Testing
     }
 
     @Test func todoHoldsNoSecretOnceItsStoreIsClosed() async throws {
-        let directory = try TemporaryDirectory(prefix: "todo-core")
-        defer { directory.remove() }
-        let todo = BuiltTool("todo", environment: ["CIPHERSYNC_ALLOW_INSECURE_PROFILE": "1"])
-        let passphrase = makeUnicodePassphrase()
-        let path = directory.path("todo.db")
-        let device = ["--store", path, "--server", "http://127.0.0.1:1", "--profile", "insecure-test"]
-        let environment = ["CIPHERSYNC_PASSPHRASE": passphrase.decomposedStringWithCanonicalMapping]
-        let added = try await todo.run(device + ["add", "Buy milk"], environment: environment)
+        let device = try TodoStore(prefix: "todo-core")
+        defer { device.directory.remove() }
+        let added = try await device.run(["add", "Buy milk"])
         try #require(added.exitCode == 0, "\(added)")
-        let (dump, result) = try await dumpAtClose(todo, device + ["list"], environment: environment)
+        let (dump, result) = try await dumpAtClose(todo, device.arguments + ["list"], environment: device.environment)
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("Buy milk"))
-        let keys = try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: URL(fileURLWithPath: path)))
+        expectAbsent(try device.secrets(), from: dump, path: device.path)
+    }
+}
+
+/// The built `todo`, with the insecure test profile allowed.
+let todo = BuiltTool("todo", environment: ["CIPHERSYNC_ALLOW_INSECURE_PROFILE": "1"])
+
+/// A `todo` store in a directory of its own, under a Unicode passphrase (given in NFD).
+struct TodoStore {
+    let directory: TemporaryDirectory
+    let passphrase = makeUnicodePassphrase()
+    var path: String { directory.path("todo.db") }
+    /// The device options of every run (no server).
+    var arguments: [String] { ["--store", path, "--server", "http://127.0.0.1:1", "--profile", "insecure-test"] }
+    var environment: [String: String?] { ["CIPHERSYNC_PASSPHRASE": passphrase.decomposedStringWithCanonicalMapping] }
+
+    init(prefix: String) throws { directory = try TemporaryDirectory(prefix: prefix) }
+
+    /// `todo <device options> <arguments>` to its end.
+    func run(_ arguments: [String]) async throws -> ToolResult {
+        try await todo.run(self.arguments + arguments, environment: environment)
+    }
+
+    /// The store's keys, unlocked.
+    func keys() throws -> UnlockedKeys {
+        try KeyEnvelope.read(from: KeyEnvelope.url(forDatabase: URL(fileURLWithPath: path)))
             .unlockKeys(secret: SecretBytes(Array(passphrase.utf8)), allowInsecureProfile: true)
-        expectAbsent(
-            CoreDump.forms(of: passphrase, named: "passphrase") + CoreDump.forms(ofKey: keys.dataKey.bytes, named: "data key"),
-            from: dump, path: path)
+    }
+
+    /// The passphrase's forms and the data key's.
+    func secrets() throws -> [(name: String, bytes: [UInt8])] {
+        CoreDump.forms(of: passphrase, named: "passphrase") + CoreDump.forms(ofKey: try keys().dataKey.bytes, named: "data key")
     }
 }
 

@@ -47,7 +47,7 @@ import Testing
         try await store.close()
         let disk = try SmallDisk(bytes: 1 << 20)
         defer { disk.unmount() }
-        try disk.copy(try FileManager.default.contentsOfDirectory(at: fixture.directory.url, includingPropertiesForKeys: nil))
+        try disk.copy(contentsOf: fixture.directory.url)
         try disk.fill(leaving: Int64(free))
         let onDisk = Fixture(directory: StoreDirectory(existing: disk.url), passphrase: fixture.passphrase)
         let before = try onDisk.files()
@@ -71,7 +71,7 @@ import Testing
         try await store.close()
         let disk = try SmallDisk(bytes: 1 << 20)
         defer { disk.unmount() }
-        try disk.copy(try FileManager.default.contentsOfDirectory(at: fixture.directory.url, includingPropertiesForKeys: nil))
+        try disk.copy(contentsOf: fixture.directory.url)
         let onDisk = Fixture(directory: StoreDirectory(existing: disk.url), passphrase: fixture.passphrase)
         try disk.fill(leaving: 8_192)
         let full = try onDisk.files()

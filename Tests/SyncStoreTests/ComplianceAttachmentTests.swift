@@ -5,12 +5,6 @@ import SyncTestSupport
 import SyncWire
 import Testing
 
-/// Every file under a directory, subdirectories included.
-func allFiles(under directory: URL) -> [URL] {
-    let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
-    return (enumerator?.allObjects as? [URL] ?? []).filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
-}
-
 /// An attachment whose content, name and content type carry markers, written into a store as the
 /// SDK writes one: the file through the vault (content in chunks), then its row and metadata in one
 /// transaction. `duringWrite` runs after each chunk is handed over.
@@ -49,18 +43,18 @@ func attachMarked(
         var temporaryScans = 0
         _ = try await attachMarked(store, markers: markers) {
             // While the content streams in, its temporary file holds only ciphertext.
-            let files = allFiles(under: store.attachmentVault.directory)
+            let files = try regularFiles(under: store.attachmentVault.directory)
             if files.contains(where: { $0.lastPathComponent.hasSuffix(".tmp") }) { temporaryScans += 1 }
             let hits = try markerHits(markers.all, in: files)
             #expect(hits == [])
         }
         #expect(temporaryScans >= 4)
-        let files = allFiles(under: test.directory.url)
+        let files = try regularFiles(under: test.directory.url)
         #expect(files.contains { $0.pathExtension == "csat" })
         #expect(!files.contains { $0.lastPathComponent.hasSuffix(".tmp") })
         #expect(try markerHits(markers.all, in: files) == [])
         try await store.close()
-        #expect(try markerHits(markers.all, in: allFiles(under: test.directory.url)) == [])
+        #expect(try markerHits(markers.all, in: try regularFiles(under: test.directory.url)) == [])
         // The directory is the store's own.
         let mode = try FileManager.default.attributesOfItem(atPath: store.attachmentVault.directory.path)[.posixPermissions] as? Int
         #expect(mode == 0o700)
@@ -72,7 +66,7 @@ func attachMarked(
         let markers = Markers()
         _ = try await attachMarked(store, markers: markers)
         try await store.close()
-        let hits = try markerHits([markers.ascii[0], markers.unicode[0]], in: allFiles(under: store.attachmentVault.directory))
+        let hits = try markerHits([markers.ascii[0], markers.unicode[0]], in: try regularFiles(under: store.attachmentVault.directory))
         #expect(hits.count >= 2)
     }
 

@@ -77,7 +77,7 @@ import Testing
         try await store.close()
         let disk = try SmallDisk(bytes: 1 << 20)
         defer { disk.unmount() }
-        try disk.copy(try test.files())
+        try disk.copy(contentsOf: test.directory.url)
         let url = disk.url.appendingPathComponent(test.url.lastPathComponent)
 
         try disk.fill(leaving: 8 << 10)

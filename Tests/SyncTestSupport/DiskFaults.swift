@@ -54,9 +54,11 @@ public final class SmallDisk: Sendable {
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
-    /// Copies `files` into the disk (same names).
-    public func copy(_ files: [URL]) throws {
-        for file in files { try FileManager.default.copyItem(at: file, to: url.appendingPathComponent(file.lastPathComponent)) }
+    /// Copies everything in `directory` (files and subdirectories, same names) into the disk.
+    public func copy(contentsOf directory: URL) throws {
+        for entry in try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) {
+            try FileManager.default.copyItem(at: entry, to: url.appendingPathComponent(entry.lastPathComponent))
+        }
     }
 
     /// Fills the disk with a file of its own (`filler`) until `free` bytes (a multiple of 4 KiB) are left.

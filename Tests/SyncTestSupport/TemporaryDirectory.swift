@@ -31,23 +31,39 @@ public struct TemporaryDirectory: Sendable {
     }
 }
 
-/// The name and bytes of every file in `directory`, to show that something changed nothing.
+/// Every regular file under `directory`, subdirectories included, by path relative to it
+/// (`todo.db`, `todo.db.attachments/….csat`), sorted.
+public func filePaths(under directory: URL) throws -> [String] {
+    try FileManager.default.subpathsOfDirectory(atPath: directory.path).filter { path in
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: directory.appendingPathComponent(path).path, isDirectory: &isDirectory)
+            && !isDirectory.boolValue
+    }.sorted()
+}
+
+/// Every regular file under `directory`, subdirectories included.
+public func regularFiles(under directory: URL) throws -> [URL] {
+    try filePaths(under: directory).map { directory.appendingPathComponent($0) }
+}
+
+/// The bytes of every file under `directory` (subdirectories included) by path relative to it,
+/// to show that something changed nothing.
 public func fileContents(in directory: URL) throws -> [String: Data] {
     var files: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-        files[name] = try Data(contentsOf: directory.appendingPathComponent(name))
+    for path in try filePaths(under: directory) {
+        files[path] = try Data(contentsOf: directory.appendingPathComponent(path))
     }
     return files
 }
 
 extension TemporaryDirectory {
-    /// The name and bytes of every file in the directory.
+    /// The bytes of every file under the directory (subdirectories included), by relative path.
     public func contents() throws -> [String: Data] {
         try fileContents(in: url)
     }
 
-    /// Every file in the directory.
+    /// Every file under the directory, subdirectories included.
     public func fileURLs() throws -> [URL] {
-        try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+        try regularFiles(under: url)
     }
 }

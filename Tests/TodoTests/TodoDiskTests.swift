@@ -15,7 +15,7 @@ import Testing
         let device = try Device()
         for i in 0..<count { try await device.succeed(["add", "item \(i)"]) }
         let disk = try SmallDisk(bytes: 1 << 20)
-        try disk.copy(try device.fileURLs())
+        try disk.copy(contentsOf: device.directory.url)
         return (device, disk, disk.url.appendingPathComponent("todo.db").path)
     }
 
