@@ -38,15 +38,16 @@ public struct ChangeStreamSettings: Sendable, Hashable {
 }
 
 /// The change streams of one server instance and the one watcher of each (table, scope) they
-/// follow: the watcher keeps the scope's state (its newest `updatedAt` and its number of rows),
-/// and only a change the storage announces (``ChangeFeed``) makes it read the storage — past the
-/// newest `updatedAt` it knows, in its scope only, through the table's `updatedAt` index. A
-/// stream reads the states from here and never queries the storage itself, so idle streams cost
-/// the storage nothing.
+/// follow: the watcher keeps the scope's state (its newest stamp: its rows' newest `updatedAt`,
+/// or the stamp of a hard delete the storage recorded), and only a change the storage announces
+/// (``ChangeFeed``) makes it read the storage — past the newest `updatedAt` it knows, in its
+/// scope only, through the table's `updatedAt` index. A stream reads the states from here and
+/// never queries the storage itself, so idle streams cost the storage nothing.
 ///
-/// A scope's state is read in full (its newest `updatedAt` and a count of its rows) when its
-/// first stream arrives, after a row of it was removed (a hard delete) and after the storage
-/// could not hear announcements for a while; every other change is read incrementally.
+/// A scope's state is read in full (its rows' newest `updatedAt` and its newest hard delete's
+/// stamp, two indexed reads; nothing is counted) when its first stream arrives, after a row of
+/// it was removed (a hard delete) and after the storage could not hear announcements for a
+/// while; every other change is read incrementally.
 ///
 /// A class whose state sits behind a `Mutex`; safe to share.
 final class ChangeHub: Sendable {

@@ -9,6 +9,9 @@ import Synchronization
 extension PostgresTableStorage {
     /// The table of one row per table: key, name, last stamp.
     static let metadataTable = "__ciphersync_tables"
+    /// The table of the stamp of each scope's newest hard delete: key, owner (empty for a shared
+    /// table), stamp, written by a hard delete in its transaction.
+    static let removalsTable = "__ciphersync_removals"
     /// The domain of JSON columns (text, byte order), so a column's type reads back as JSON.
     static let jsonDomain = "__ciphersync_json"
     /// The advisory lock that serialises the creation of the metadata table and the domain.
@@ -48,6 +51,12 @@ extension PostgresTableStorage {
                 \(identifier: "lastStamp") BIGINT)
                 """
             try await connection.query(counted(metadata.statement(in: .postgres)), logger: logger)
+            let removals: SQLFragment = """
+                CREATE TABLE IF NOT EXISTS \(identifier: Self.removalsTable) (\
+                \(identifier: "key") TEXT COLLATE "C" NOT NULL, \(identifier: "owner") TEXT COLLATE "C" NOT NULL, \
+                \(identifier: "stamp") TEXT COLLATE "C" NOT NULL, PRIMARY KEY (\(identifier: "key"), \(identifier: "owner")))
+                """
+            try await connection.query(counted(removals.statement(in: .postgres)), logger: logger)
             try await prepareAttachments(on: connection)
             let domain: SQLFragment = """
                 SELECT 1 FROM pg_type WHERE typname = \(bind: .text(Self.jsonDomain)) \

@@ -204,6 +204,19 @@ public protocol TableStorage: Sendable {
     /// - Throws: The engine's error.
     func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult
 
+    /// The `updatedAt` stamp of the newest hard delete in `scope` of `table` (a removed row
+    /// leaves no `updatedAt` behind, so the storage records the delete's stamp, taken like any
+    /// write's, in the delete's transaction), or `nil` when none was recorded. The change
+    /// streams' position of a scope is the newest of this and its rows' newest `updatedAt`. The
+    /// default is `nil` (a storage that records none).
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - scope: The scope (an owner's rows, or the whole shared table).
+    /// - Returns: The stamp's wire text, or `nil`.
+    /// - Throws: The engine's error.
+    func removalStamp(of table: String, scope: RowScope) async throws -> String?
+
     /// Releases the storage. No other call may follow.
     ///
     /// - Throws: The engine's error.
@@ -362,6 +375,14 @@ public enum WriteResult: Sendable, Hashable {
 extension TableStorage {
     /// No feed: the storage announces nothing.
     public var changeFeed: ChangeFeed? { nil }
+
+    /// None recorded.
+    ///
+    /// - Parameters:
+    ///   - table: The table (unused).
+    ///   - scope: The scope (unused).
+    /// - Returns: `nil`.
+    public func removalStamp(of table: String, scope: RowScope) async throws -> String? { nil }
 
     /// Runs `body` as it is: each write is its own transaction (an engine without batch
     /// transactions).
