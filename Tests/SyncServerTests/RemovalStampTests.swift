@@ -33,6 +33,7 @@ import Testing
             _ = try await storage.delete(table: "todo", id: "a", scope: .shared, condition: WriteCondition())
             let removal = try #require(try await storage.removalStamp(of: "todo", scope: .shared))
             #expect(removal > second && second > first)
+            #expect(try await storage.newestStamps(of: "todo", scopes: [.shared]) == [.shared: removal])
             // A delete whose row is missing records nothing.
             _ = try await storage.delete(table: "todo", id: "nothing", scope: .shared, condition: WriteCondition())
             #expect(try await storage.removalStamp(of: "todo", scope: .shared) == removal)
@@ -44,12 +45,15 @@ import Testing
             let alices = try #require(try await storage.removalStamp(of: "notes", scope: .owner("alice")))
             #expect(try await storage.removalStamp(of: "notes", scope: .owner("bob")) == nil)
             #expect(alices > bobs, "the delete took a stamp of its own")
+            let stamps = try await storage.newestStamps(of: "notes", scopes: [.owner("alice"), .owner("bob"), .owner("carol")])
+            #expect(stamps == [.owner("alice"): alices, .owner("bob"): bobs])
             try await storage.close()
 
             let reopened = try await open()
             #expect(try await reopened.removalStamp(of: "todo", scope: .shared) == removal)
             let third = try Self.stamp(try await reopened.insert(table: "todo", scope: .shared, item: ["id": "c", "text": "z"]))
             #expect(third > removal, "the next write stamps past the delete")
+            #expect(try await reopened.newestStamps(of: "todo", scopes: [.shared]) == [.shared: third])
             try await reopened.close()
         } catch {
             failure = error

@@ -29,3 +29,43 @@ extension PostgresTableStorage {
         return rows.first.flatMap { Self.values($0).first?.1.textValue }
     }
 }
+
+extension PostgresTableStorage {
+    /// The most scopes one statement of ``newestStamps(of:scopes:)`` reads.
+    static let scopesPerRead = 500
+
+    /// Up to ``scopesPerRead`` scopes per statement: for each owner (of a JSON array bound as
+    /// one value), the newest `updatedAt` of its rows through the `updatedAt` index and its
+    /// recorded hard delete, the greater of the two.
+    public func newestStamps(of table: String, scopes: [RowScope]) async throws -> [RowScope: String] {
+        guard let first = scopes.first, let schema = try await scoped(table, first) else { return [:] }
+        for scope in scopes.dropFirst() { try schema.check(scope) }
+        let key = Self.metadataKey(schema.name)
+        let owner: SQLFragment = "\(identifier: "o").\(identifier: "owner")"
+        let rowsOfOwner: SQLFragment =
+            schema.isPerUser ? " WHERE \(identifier: TableSchema.ownerColumn) = \(inline: owner)" : ""
+        var stamps: [RowScope: String] = [:]
+        var start = 0
+        while start < scopes.count {
+            let chunk = scopes[start..<min(start + Self.scopesPerRead, scopes.count)]
+            start += Self.scopesPerRead
+            let owners = try JSONWriter.string(.array(chunk.map { .string($0.owner ?? "") }))
+            let sql: SQLFragment = """
+                SELECT \(inline: owner) AS \(identifier: "owner"), GREATEST(\
+                (SELECT max(\(identifier: SystemProperty.updatedAt)) FROM \(identifier: schema.name)\(inline: rowsOfOwner)), \
+                (SELECT \(identifier: "stamp") FROM \(identifier: Self.removalsTable) \
+                WHERE \(identifier: "key") = \(bind: .text(key)) AND \(identifier: "owner") = \(inline: owner))) AS \(identifier: "stamp") \
+                FROM json_array_elements_text(\(bind: .text(owners))::json) AS \(identifier: "o")(\(identifier: "owner"))
+                """
+            let query = counted(sql.statement(in: .postgres))
+            let logger = self.logger
+            let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+            for row in rows {
+                let values = Dictionary(Self.values(row), uniquingKeysWith: { first, _ in first })
+                guard let owner = values["owner"]?.textValue, let stamp = values["stamp"]?.textValue else { continue }
+                stamps[schema.isPerUser ? .owner(owner) : .shared] = stamp
+            }
+        }
+        return stamps
+    }
+}
