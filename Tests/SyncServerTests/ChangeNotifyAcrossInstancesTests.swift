@@ -48,16 +48,19 @@ import Testing
         }
     }
 
+    /// Two instances with `configuration` over a new database, the second's listening connection
+    /// watched, and a streaming client of `streams` connections; everything stopped afterwards.
     static func withTwoInstances(
+        _ configuration: ServerConfiguration = .testing(), streams: Int = 4,
         _ body: (RunningServer, RunningServer, PostgresTableStorage, ListenerWatch, HTTPTestClient, HTTPClient, String) async throws -> Void
     ) async throws {
         let settings = try await PostgresTestDatabases.create()
-        var configuration = ServerConfiguration.testing()
+        var configuration = configuration
         configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(30))
         let watch = ListenerWatch()
         var servers: [RunningServer] = []
         let client = HTTPTestClient()
-        let streaming = IdleChangeStreamTests.streamingClient(connections: 4)
+        let streaming = IdleChangeStreamTests.streamingClient(connections: streams)
         var failure: (any Error)?
         do {
             servers.append(try await RunningServer.start(configuration, storage: try await PostgresTableStorage.open(settings, logger: .quiet)))

@@ -13,42 +13,32 @@ import Testing
     static let users = 120
 
     @Test func aReconnectCostsOneReadOfTheTableForAllItsScopes() async throws {
-        let settings = try await PostgresTestDatabases.create()
-        var configuration = ServerConfiguration.testing(authentication: .verifier(TestIdentityVerifier()), perUserTables: .named(["notes"]))
-        configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(60))
-        let watch = ChangeNotifyAcrossInstancesTests.ListenerWatch()
-        var servers: [RunningServer] = []
-        let client = HTTPTestClient()
-        let streaming = IdleChangeStreamTests.streamingClient(connections: Self.users + 8)
-        var failure: (any Error)?
-        do {
-            servers.append(try await RunningServer.start(configuration, storage: try await PostgresTableStorage.open(settings, logger: .quiet)))
-            let watched = try await PostgresTableStorage.open(settings, logger: .quiet, observer: watch)
-            servers.append(try await RunningServer.start(configuration, storage: watched))
-            var heard = watch.heard.makeAsyncIterator()
-            #expect(await heard.next() == .listening)
+        let configuration = ServerConfiguration.testing(authentication: .verifier(TestIdentityVerifier()), perUserTables: .named(["notes"]))
+        try await ChangeNotifyAcrossInstancesTests.withTwoInstances(configuration, streams: Self.users + 8) {
+            first, second, watched, watch, client, streaming, database in
             // One row per user through the first instance; each user's stream on the second.
             var streams: [ChangeStreamTests.Stream] = []
             for user in 0..<Self.users {
                 let token = [(WireHeader.auth, "u\(user)")]
-                _ = try await client.send(.post, servers[0].url, "/tables/notes", object: ["id": "n", "text": "x"], headers: token)
-                var stream = try await ChangeStreamTests.Stream.open(streaming, servers[1].url, tables: "notes", headers: token)
+                _ = try await client.send(.post, first.url, "/tables/notes", object: ["id": "n", "text": "x"], headers: token)
+                var stream = try await ChangeStreamTests.Stream.open(streaming, second.url, tables: "notes", headers: token)
                 _ = try #require(try await stream.nextEvent())
                 streams.append(stream)
             }
+            var heard = watch.heard.makeAsyncIterator()
 
             watch.holdReconnection()
             try await PostgresTestDatabases.administer(
                 """
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE datname = '\(settings.database)' AND query LIKE 'LISTEN%'
+                WHERE datname = '\(database)' AND query LIKE 'LISTEN%'
                 """)
             #expect(await heard.next() == .lost)
             // Every user's row is written while the second instance cannot hear of it.
             var written: [JSONValue] = []
             for user in 0..<Self.users {
                 let reply = try await client.send(
-                    .patch, servers[0].url, "/tables/notes/n", object: ["text": "y"], headers: [(WireHeader.auth, "u\(user)")])
+                    .patch, first.url, "/tables/notes/n", object: ["text": "y"], headers: [(WireHeader.auth, "u\(user)")])
                 #expect(reply.status == .ok)
                 written.append(reply.object["updatedAt"] ?? .null)
             }
@@ -62,14 +52,6 @@ import Testing
             }
             let reads = watched.statements.count - before
             #expect(reads == 1, "the catch-up of \(Self.users) streams in \(Self.users) scopes made \(reads) storage queries")
-        } catch {
-            failure = error
         }
-        watch.release()
-        try? await streaming.shutdown()
-        try? await client.shutdown()
-        for server in servers { await server.stop() }
-        try? await PostgresTestDatabases.drop(settings)
-        if let failure { throw failure }
     }
 }
