@@ -43,21 +43,31 @@ import Testing
     /// The changes a storage's feed announced.
     final class FeedLog: Sendable {
         let changes = Mutex<[TableChange]>([])
+        /// Each change, as it is announced.
+        let heard: AsyncStream<TableChange>
         init(_ feed: ChangeFeed?) {
-            _ = feed?.subscribe { [weak self] change in self?.changes.withLock { $0.append(change) } }
+            let (heard, announced) = AsyncStream<TableChange>.makeStream()
+            self.heard = heard
+            _ = feed?.subscribe { [weak self] change in
+                self?.changes.withLock { $0.append(change) }
+                announced.yield(change)
+            }
         }
     }
 
+    /// Two instances with `configuration` over a new database, the second's listening connection
+    /// watched, and a streaming client of `streams` connections; everything stopped afterwards.
     static func withTwoInstances(
+        _ configuration: ServerConfiguration = .testing(), streams: Int = 4,
         _ body: (RunningServer, RunningServer, PostgresTableStorage, ListenerWatch, HTTPTestClient, HTTPClient, String) async throws -> Void
     ) async throws {
         let settings = try await PostgresTestDatabases.create()
-        var configuration = ServerConfiguration.testing()
+        var configuration = configuration
         configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(30))
         let watch = ListenerWatch()
         var servers: [RunningServer] = []
         let client = HTTPTestClient()
-        let streaming = IdleChangeStreamTests.streamingClient(connections: 4)
+        let streaming = IdleChangeStreamTests.streamingClient(connections: streams)
         var failure: (any Error)?
         do {
             servers.append(try await RunningServer.start(configuration, storage: try await PostgresTableStorage.open(settings, logger: .quiet)))
@@ -77,9 +87,26 @@ import Testing
         if let failure { throw failure }
     }
 
+    /// Holds the watched listener's next reconnection and ends the listening connections to
+    /// `database`; whether the watched one then reported its loss.
+    static func cutListeners(of database: String, holding watch: ListenerWatch) async throws -> Bool {
+        var heard = watch.heard.makeAsyncIterator()
+        watch.holdReconnection()
+        try await PostgresTestDatabases.administer(
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = '\(database)' AND query LIKE 'LISTEN%'
+            """)
+        return await heard.next() == .lost
+    }
+
     @Test func aWriteThroughOneInstanceReachesAStreamOnTheOtherThroughNotify() async throws {
         try await Self.withTwoInstances { first, second, secondStorage, _, client, streaming, _ in
+            let seedLog = FeedLog(secondStorage.changeFeed)
             _ = try await client.send(.post, first.url, "/tables/todo", object: ["id": "seed"])
+            // The seed's notification has reached the second instance before its stream opens.
+            var seed = seedLog.heard.makeAsyncIterator()
+            #expect(await seed.next() == .written(table: "todo", scope: .shared))
             var stream = try await ChangeStreamTests.Stream.open(streaming, second.url)
             _ = try #require(try await stream.nextEvent())
             let log = FeedLog(secondStorage.changeFeed)
@@ -98,15 +125,8 @@ import Testing
         try await Self.withTwoInstances { first, second, _, watch, client, streaming, database in
             var stream = try await ChangeStreamTests.Stream.open(streaming, second.url)
             _ = try #require(try await stream.nextEvent())
+            #expect(try await Self.cutListeners(of: database, holding: watch))
             var heard = watch.heard.makeAsyncIterator()
-
-            watch.holdReconnection()
-            try await PostgresTestDatabases.administer(
-                """
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE datname = '\(database)' AND query LIKE 'LISTEN%'
-                """)
-            #expect(await heard.next() == .lost)
             // Both listeners are down now; the second stays down until released.
             let written = try await client.send(.post, first.url, "/tables/todo", object: ["id": "while-down"])
             #expect(written.status == .created)

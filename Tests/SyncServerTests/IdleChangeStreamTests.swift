@@ -48,22 +48,35 @@ import Testing
                 .post, server.url, "/tables/notes", object: ["id": "m", "text": "y"], headers: [(WireHeader.auth, "u1")])
             let event = try #require(try await streams[1].nextEvent())
             #expect(event.data == ["table": "notes", "updatedAt": written.object["updatedAt"] ?? .null])
-            #expect(event.id.hasSuffix("|2"))
+            #expect(event.id.hasSuffix(",notes|" + (written.object["updatedAt"]?.stringValue ?? "-")))
         }
     }
 
-    @Test func aHardDeleteIsAnnouncedWithTheRowCountDown() async throws {
+    @Test func aHardDeleteIsAnnouncedWithItsOwnStampAlsoToAStreamThatReconnects() async throws {
         var configuration = ServerConfiguration.testing(softDelete: false)
         configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(30))
-        try await Self.withServer(configuration, connections: 4) { server, _, streaming, client in
+        try await Self.withServer(configuration, connections: 4) { server, storage, streaming, client in
             let first = try await client.send(.post, server.url, "/tables/todo", object: ["id": "a"])
             let second = try await client.send(.post, server.url, "/tables/todo", object: ["id": "b"])
+            let before = try #require(second.object["updatedAt"]?.stringValue)
             var stream = try await ChangeStreamTests.Stream.open(streaming, server.url)
             let initial = try #require(try await stream.nextEvent())
-            #expect(initial.id == "todo|\(second.object["updatedAt"]?.stringValue ?? "")|2")
-            #expect((200..<300).contains(try await client.send(.delete, server.url, "/tables/todo/b").status.code))
+            #expect(initial.id == "todo|\(before)")
+            // The first row is removed: the newest row's stamp stays, the delete's is newer.
+            #expect((200..<300).contains(try await client.send(.delete, server.url, "/tables/todo/a").status.code))
             let removed = try #require(try await stream.nextEvent())
-            #expect(removed.id == "todo|\(first.object["updatedAt"]?.stringValue ?? "")|1")
+            let stamp = try #require(removed.data["updatedAt"]?.stringValue)
+            #expect(stamp > before && stamp != first.object["updatedAt"]?.stringValue)
+            #expect(removed.id == "todo|\(stamp)")
+            #expect(try await storage.removalStamp(of: "todo", scope: .shared) == stamp)
+
+            // A client that left before the delete learns of it when it comes back.
+            var again = try await ChangeStreamTests.Stream.open(streaming, server.url, headers: [("Last-Event-ID", initial.id)])
+            #expect(try await again.nextEvent()?.id == removed.id)
+            // The next write stamps past the delete.
+            let third = try await client.send(.post, server.url, "/tables/todo", object: ["id": "c"])
+            #expect((third.object["updatedAt"]?.stringValue ?? "") > stamp)
+            #expect(try await stream.nextEvent()?.data["updatedAt"] == third.object["updatedAt"])
         }
     }
 

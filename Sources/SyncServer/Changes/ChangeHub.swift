@@ -38,15 +38,16 @@ public struct ChangeStreamSettings: Sendable, Hashable {
 }
 
 /// The change streams of one server instance and the one watcher of each (table, scope) they
-/// follow: the watcher keeps the scope's state (its newest `updatedAt` and its number of rows),
-/// and only a change the storage announces (``ChangeFeed``) makes it read the storage — past the
-/// newest `updatedAt` it knows, in its scope only, through the table's `updatedAt` index. A
-/// stream reads the states from here and never queries the storage itself, so idle streams cost
-/// the storage nothing.
+/// follow: the watcher keeps the scope's state (its newest stamp: its rows' newest `updatedAt`,
+/// or the stamp of a hard delete the storage recorded), and only a change the storage announces
+/// (``ChangeFeed``) makes it read the storage — past the newest `updatedAt` it knows, in its
+/// scope only, through the table's `updatedAt` index. A stream reads the states from here and
+/// never queries the storage itself, so idle streams cost the storage nothing.
 ///
-/// A scope's state is read in full (its newest `updatedAt` and a count of its rows) when its
-/// first stream arrives, after a row of it was removed (a hard delete) and after the storage
-/// could not hear announcements for a while; every other change is read incrementally.
+/// A scope's state is read in full (its rows' newest `updatedAt` and its newest hard delete's
+/// stamp, two indexed reads; nothing is counted) when its first stream arrives, after a row of
+/// it was removed (a hard delete) and after the storage could not hear announcements for a
+/// while; every other change is read incrementally.
 ///
 /// A class whose state sits behind a `Mutex`; safe to share.
 final class ChangeHub: Sendable {
@@ -190,52 +191,82 @@ final class ChangeHub: Sendable {
         for table in start { startWatcher(table) }
     }
 
-    /// The watcher of `table`: reads the entries marked for reading, one after the other, until
-    /// none is left; then it ends (the next change starts it again).
-    private func startWatcher(_ table: ColumnKey) {
-        Task { [self] in
-            while let (watch, name, refresh, known) = nextRead(table) {
-                let look: Look
-                do {
-                    look = .ready(try await read(name, watch.scope, refresh, known))
-                } catch {
-                    look = .failed
-                }
-                state.withLock { state in
-                    guard var entry = state.entries[watch.table]?[watch.scope] else { return }
-                    // A failed scope is read again only when a new stream arrives.
-                    if case .failed = look { entry.pending = nil }
-                    entry.look = look
-                    state.entries[watch.table]?[watch.scope] = entry
-                    for id in entry.streams { state.streams[id]?.signal.yield() }
-                }
+    /// What a watcher reads next of its table.
+    private enum Read {
+        /// One scope, past the state it knows (a write announced there).
+        case incremental(RowScope, ChangePositions.State)
+        /// Scopes in full, in one call of the storage (``TableStorage/newestStamps(of:scopes:)``).
+        case full([RowScope])
+
+        var scopes: [RowScope] {
+            switch self {
+            case .incremental(let scope, _): return [scope]
+            case .full(let scopes): return scopes
             }
         }
     }
 
-    /// The next entry of `table` to read, its refresh cleared; `nil` (the watcher stops) when
-    /// none is marked.
-    private func nextRead(_ table: ColumnKey) -> (Watch, String, Refresh, ChangePositions.State?)? {
+    /// The watcher of `table`: reads what is marked for reading until nothing is left, then ends
+    /// (the next change starts it again). Every scope marked at once is read in one call of the
+    /// storage, so a reconnect of the listening connection, which marks every scope, costs one
+    /// read of the table, not one per scope.
+    private func startWatcher(_ table: ColumnKey) {
+        Task { [self] in
+            while let (name, read) = nextRead(table) {
+                var looks: [RowScope: Look] = [:]
+                do {
+                    switch read {
+                    case .incremental(let scope, let known):
+                        looks[scope] = .ready(try await ChangeReads.state(of: name, scope: scope, after: known, storage))
+                    case .full(let scopes):
+                        let stamps = try await storage.newestStamps(of: name, scopes: scopes)
+                        for scope in scopes { looks[scope] = .ready(ChangePositions.State(updatedAt: stamps[scope])) }
+                    }
+                } catch {
+                    for scope in read.scopes { looks[scope] = .failed }
+                }
+                publish(looks, of: table)
+            }
+        }
+    }
+
+    /// Records what the watcher read and wakes the streams of those scopes.
+    private func publish(_ looks: [RowScope: Look], of table: ColumnKey) {
         state.withLock { state in
+            for (scope, look) in looks {
+                guard var entry = state.entries[table]?[scope] else { continue }
+                // A failed scope is read again only when a new stream arrives.
+                if case .failed = look { entry.pending = nil }
+                entry.look = look
+                state.entries[table]?[scope] = entry
+                for id in entry.streams { state.streams[id]?.signal.yield() }
+            }
+        }
+    }
+
+    /// The next read of `table`, the marks it covers cleared: a scope marked alone for an
+    /// incremental read is read past its state; otherwise every marked scope is read in full,
+    /// together. `nil` (the watcher stops) when none is marked.
+    private func nextRead(_ table: ColumnKey) -> (String, Read)? {
+        state.withLock { state in
+            var marked: [(scope: RowScope, known: ChangePositions.State?)] = []
+            var name = ""
             for (scope, entry) in state.entries[table] ?? [:] {
                 guard let refresh = entry.pending else { continue }
                 state.entries[table]?[scope]?.pending = nil
-                let watch = Watch(table: table, scope: scope)
-                if case .ready(let known) = entry.look, refresh == .incremental { return (watch, entry.table, refresh, known) }
-                return (watch, entry.table, .full, nil)
+                name = entry.table
+                if refresh == .incremental, case .ready(let known) = entry.look {
+                    marked.append((scope, known))
+                } else {
+                    marked.append((scope, nil))
+                }
             }
-            state.working.remove(table)
-            return nil
+            guard let first = marked.first else {
+                state.working.remove(table)
+                return nil
+            }
+            if marked.count == 1, let known = first.known { return (name, .incremental(first.scope, known)) }
+            return (name, .full(marked.map(\.scope)))
         }
-    }
-
-    /// Reads a scope's state: in full, or from `known` by the rows written past it.
-    private func read(
-        _ table: String, _ scope: RowScope, _ refresh: Refresh, _ known: ChangePositions.State?
-    ) async throws
-        -> ChangePositions.State
-    {
-        guard refresh == .incremental, let known else { return try await ChangeReads.fullState(of: table, scope: scope, storage) }
-        return try await ChangeReads.state(of: table, scope: scope, after: known, storage)
     }
 }

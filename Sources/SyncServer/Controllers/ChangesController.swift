@@ -18,15 +18,16 @@ import SyncWire
 /// ```text
 /// retry: 1000
 ///
-/// id: todo|2026-11-23T05:50:00.123Z|3
+/// id: todo|2026-11-23T05:50:00.123Z
 /// event: change
 /// data: {"table":"todo","updatedAt":"2026-11-23T05:50:00.123Z"}
 ///
 /// : keep-alive
 /// ```
 ///
-/// A stream compares each table's state in its scope (the newest `updatedAt` and the number of
-/// rows, so a removal is seen too) with the last one it sent. It reads the states from the
+/// A stream compares each table's state in its scope (the newest stamp of a write to it: its
+/// rows' newest `updatedAt`, or a hard delete's stamp, which the storage records) with the last
+/// one it sent. It reads the states from the
 /// instance's ``ChangeHub``, whose one watcher per (table, scope) reads the storage only when the
 /// storage announces a change (``ChangeFeed``: writes through this instance at once, writes
 /// through other instances over the same PostgreSQL database through `LISTEN`/`NOTIFY`); a stream
@@ -135,12 +136,13 @@ struct ChangesController: Sendable {
 }
 
 /// The state a change stream last sent of each table, written as an event id
-/// (`table|updatedAt|rows`, comma-separated) and read back from `Last-Event-ID`.
+/// (`table|updatedAt`, comma-separated) and read back from `Last-Event-ID` (where an id of an
+/// earlier server, `table|updatedAt|rows`, is read too, its row count ignored).
 struct ChangePositions {
-    /// A table's state: its newest `updatedAt` (or none) and its number of rows.
+    /// A table's state: its newest stamp in the scope — of its rows' `updatedAt` and of its hard
+    /// deletes — or none.
     struct State: Hashable {
         var updatedAt: String?
-        var rows: Int
     }
 
     private var states: [ColumnKey: State] = [:]
@@ -151,12 +153,12 @@ struct ChangePositions {
         guard let lastEventID, !lastEventID.isEmpty else { return }
         for entry in lastEventID.split(separator: ",") {
             let parts = entry.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, TableName.isServed(parts[0]), let rows = Int(parts[2]), rows >= 0,
+            guard parts.count == 2 || (parts.count == 3 && Int(parts[2]).map { $0 >= 0 } == true), TableName.isServed(parts[0]),
                 parts[1].isEmpty || WireDate.date(from: parts[1]) != nil
             else {
                 throw TableError.badRequest("Last-Event-ID is not an event id of this server")
             }
-            states[ColumnKey(parts[0])] = State(updatedAt: parts[1].isEmpty ? nil : parts[1], rows: rows)
+            states[ColumnKey(parts[0])] = State(updatedAt: parts[1].isEmpty ? nil : parts[1])
         }
     }
 
@@ -168,7 +170,7 @@ struct ChangePositions {
     /// The event id of the recorded states of `tables`.
     func eventID(_ tables: [String]) -> String {
         tables.compactMap { table in
-            states[ColumnKey(table)].map { "\(table)|\($0.updatedAt ?? "")|\($0.rows)" }
+            states[ColumnKey(table)].map { "\(table)|\($0.updatedAt ?? "")" }
         }.joined(separator: ",")
     }
 }

@@ -14,9 +14,12 @@ extension PostgresTableStorage {
     /// Runs `body` on a connection of the pool, leased within the wait bound; on the connection
     /// of the open transaction when the task runs in one (``inTransaction(_:)``).
     ///
-    /// The lease is held by a child task, which hands the connection over and holds it until
-    /// `body` is done; a timer child ends the wait. Whichever of the two comes first decides,
-    /// under one lock: a connection handed over after the wait ended goes back to the pool unused.
+    /// The lease is held by a task of its own, which hands the connection over and holds it until
+    /// `body` is done; a timer ends the wait. Whichever of the two comes first decides, under one
+    /// lock: a connection handed over after the wait ended goes back to the pool unused. The
+    /// caller never waits for the lease task: when the wait ends, the task is cancelled and left
+    /// to end on its own (the pool answers a cancelled lease request on its own time, and it was
+    /// seen never to answer one cancelled while it was opening a connection).
     ///
     /// - Parameter body: What to run on the connection.
     /// - Returns: What `body` returns.
@@ -35,39 +38,39 @@ extension PostgresTableStorage {
         let client = self.client
         let wait = settings.connectionWait
         let started = ContinuousClock.now
-        return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
-            group.addTask {
-                do {
-                    try await client.withConnection { connection in
-                        guard handoff.offer(connection) else { return }
-                        await handoff.released()
-                    }
-                } catch {
-                    handoff.fail(error)
+        let holder = Task {
+            do {
+                try await client.withConnection { connection in
+                    guard handoff.offer(connection) else { return }
+                    await handoff.released()
                 }
-            }
-            group.addTask {
-                try? await Task.sleep(for: wait)
-                handoff.expire()
-            }
-            defer { group.cancelAll() }
-            let connection: PostgresConnection
-            do {
-                connection = try await handoff.connection()
-            } catch is LeaseExpired {
-                throw StorageUnavailableError(.noConnection, timeout: wait)
             } catch {
-                // The pool could not lease one (it cannot connect, or its circuit breaker is open):
-                // nothing ran.
-                throw StorageUnavailableError(.unreachable, timeout: wait)
+                handoff.fail(error)
             }
-            ServerMetrics.current?.connectionWaited(started.duration(to: .now))
-            defer { handoff.release() }
-            do {
-                return try await body(connection)
-            } catch {
-                throw Self.unavailable(error, wait) ?? error
-            }
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: wait)) != nil else { return }
+            handoff.expire()
+        }
+        defer { timer.cancel() }
+        let connection: PostgresConnection
+        do {
+            connection = try await handoff.connection()
+        } catch is LeaseExpired {
+            holder.cancel()
+            throw StorageUnavailableError(.noConnection, timeout: wait)
+        } catch {
+            // The pool could not lease one (it cannot connect, or its circuit breaker is open):
+            // nothing ran.
+            holder.cancel()
+            throw StorageUnavailableError(.unreachable, timeout: wait)
+        }
+        ServerMetrics.current?.connectionWaited(started.duration(to: .now))
+        defer { handoff.release() }
+        do {
+            return try await body(connection)
+        } catch {
+            throw Self.unavailable(error, wait) ?? error
         }
     }
 

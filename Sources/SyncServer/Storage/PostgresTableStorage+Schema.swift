@@ -9,6 +9,9 @@ import Synchronization
 extension PostgresTableStorage {
     /// The table of one row per table: key, name, last stamp.
     static let metadataTable = "__ciphersync_tables"
+    /// The table of the stamp of each scope's newest hard delete: key, owner (empty for a shared
+    /// table), stamp, written by a hard delete in its transaction.
+    static let removalsTable = "__ciphersync_removals"
     /// The domain of JSON columns (text, byte order), so a column's type reads back as JSON.
     static let jsonDomain = "__ciphersync_json"
     /// The advisory lock that serialises the creation of the metadata table and the domain.
@@ -41,13 +44,19 @@ extension PostgresTableStorage {
     /// Creates the metadata table and the JSON domain unless they exist, one instance at a time.
     func prepareDatabase() async throws {
         try await transaction { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(Self.setupLock))"), logger: logger)
+            try await lockSetup(on: connection)
             let metadata: SQLFragment = """
                 CREATE TABLE IF NOT EXISTS \(identifier: Self.metadataTable) (\
                 \(identifier: "key") TEXT COLLATE "C" PRIMARY KEY, \(identifier: "name") TEXT COLLATE "C" NOT NULL, \
                 \(identifier: "lastStamp") BIGINT)
                 """
             try await connection.query(counted(metadata.statement(in: .postgres)), logger: logger)
+            let removals: SQLFragment = """
+                CREATE TABLE IF NOT EXISTS \(identifier: Self.removalsTable) (\
+                \(identifier: "key") TEXT COLLATE "C" NOT NULL, \(identifier: "owner") TEXT COLLATE "C" NOT NULL, \
+                \(identifier: "stamp") TEXT COLLATE "C" NOT NULL, PRIMARY KEY (\(identifier: "key"), \(identifier: "owner")))
+                """
+            try await connection.query(counted(removals.statement(in: .postgres)), logger: logger)
             try await prepareAttachments(on: connection)
             let domain: SQLFragment = """
                 SELECT 1 FROM pg_type WHERE typname = \(bind: .text(Self.jsonDomain)) \
@@ -204,15 +213,24 @@ extension PostgresTableStorage {
     /// Creates the `updatedAt` index of every table that lacks it (a database made before it),
     /// one instance at a time.
     func ensureUpdatedAtIndexes() async throws {
-        let names = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
-        let existing = Set(try await client.query(PostgresQuery(unsafeSQL: names)).collect().compactMap { Self.values($0).first?.1.textValue })
+        let names: SQLFragment = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+        let query = counted(names.statement(in: .postgres))
+        let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+        let existing = Set(rows.compactMap { Self.values($0).first?.1.textValue })
         let missing = schemas.withLock { Array($0.values) }.filter { !existing.contains($0.name + "$updatedAt") }
         guard !missing.isEmpty else { return }
         try await transaction { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(Self.setupLock))"), logger: logger)
+            try await lockSetup(on: connection)
             for schema in missing {
                 try await connection.query(counted(Self.updatedAtIndex(schema.name, isPerUser: schema.isPerUser)), logger: logger)
             }
         }
+    }
+
+    /// Takes the advisory lock that serialises the set-up of the database, until the transaction
+    /// ends.
+    private func lockSetup(on connection: PostgresConnection) async throws {
+        let lock = SQLFragment(raw: "SELECT pg_advisory_xact_lock(\(Self.setupLock))")
+        try await connection.query(counted(lock.statement(in: .postgres)), logger: logger)
     }
 }

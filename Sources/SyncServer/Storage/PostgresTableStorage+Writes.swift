@@ -70,7 +70,8 @@ extension PostgresTableStorage {
 
     /// Runs a write in its own transaction: locks the table's metadata row, takes the next
     /// stamp after the table's last, and runs `statement(stamp)` together with the statement
-    /// that records the stamp, then `NOTIFY`s the other instances of `change`; returns the row
+    /// that records the stamp (a hard delete also records it as its scope's newest removal),
+    /// then `NOTIFY`s the other instances of `change`; returns the row
     /// the write returned (`nil` when its condition did not hold). Once committed, `change` is
     /// announced on this instance's feed (inside an open transaction, once that commits). The
     /// observer sees the write before it waits for the lock, just before it commits (holding the
@@ -95,8 +96,11 @@ extension PostgresTableStorage {
                 \(inline: statement(stamp))
                 """
             let row = try await rows(sql.statement(in: .postgres), schema, on: connection).first
-            // Delivered to every listening instance when (and only if) the transaction commits.
-            if row != nil { try await connection.query(counted(notification(change)), logger: logger) }
+            if row != nil {
+                if case .removed(_, let scope) = change { try await recordRemoval(key: key, scope: scope, stamp: stamp, on: connection) }
+                // Delivered to every listening instance when (and only if) the transaction commits.
+                try await connection.query(counted(notification(change)), logger: logger)
+            }
             await observer?.write(.committing(updatedAt: stamp), table: table, id: id)
             return row
         }

@@ -150,6 +150,7 @@ extension SQLiteTableStorage {
             let sql: SQLFragment = "DELETE FROM \(identifier: schema.name) WHERE \(inline: .joined(conditions, separator: " AND "))"
             let statement = sql.statement(in: .sqlite)
             try connection.run(statement.sql, statement.arguments)
+            try recordRemoval(schema, scope: batch.scope)
         }
         let table = SQLIdentifier.quote(schema.name)
         let ownerColumn = SQLIdentifier.quote(TableSchema.ownerColumn)

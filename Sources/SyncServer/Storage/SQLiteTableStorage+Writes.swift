@@ -186,7 +186,11 @@ extension SQLiteTableStorage {
         unmet: () async throws -> WriteResult
     ) async throws -> WriteResult {
         await observer?.write(.committing(updatedAt: nil), table: table, id: id)
-        let stored = try await committing { try rows(statement, schema).first }
+        let stored = try await committing { () throws -> JSONObject? in
+            let row = try rows(statement, schema).first
+            if row != nil, case .removed(_, let scope?) = change { try recordRemoval(schema, scope: scope) }
+            return row
+        }
         await observer?.write(.finished, table: table, id: id)
         if let stored {
             announce(change)
@@ -196,7 +200,7 @@ extension SQLiteTableStorage {
     }
 
     /// The call that stamps a write of `schema`'s table, inside the write statement.
-    private func stampCall(_ schema: TableSchema) -> SQLFragment {
+    func stampCall(_ schema: TableSchema) -> SQLFragment {
         "\(inline: SQLFragment(raw: Self.stampFunction))(\(bind: .text(schema.name)))"
     }
 

@@ -119,6 +119,7 @@ public actor SQLiteTableStorage: TableStorage {
     private func start() async throws {
         _ = try connection.query("PRAGMA journal_mode = WAL")
         try connection.install(function: Self.stampFunction) { [clock] table in clock.next(for: table) }
+        try createRemovalsTable()
         for name in try tableNames() {
             try await foldIDsIfNeeded(name)
             let schema = try readSchema(name)
@@ -126,7 +127,9 @@ public actor SQLiteTableStorage: TableStorage {
             try connection.run(Self.updatedAtIndex(name, isPerUser: schema.isPerUser).sql)
             let latest: SQLFragment = "SELECT max(\(identifier: SystemProperty.updatedAt)) AS latest FROM \(identifier: name)"
             let stamp = try connection.query(latest.statement(in: .sqlite).sql).first("latest")?.textValue
-            clock.start(at: stamp.flatMap(WireDate.milliseconds(from:)), for: name)
+            // A hard delete's stamp stays in the removals table only: the next write stamps past it.
+            let stamps = [stamp, try newestRemoval(of: name)].compactMap { $0.flatMap(WireDate.milliseconds(from:)) }
+            clock.start(at: stamps.max(), for: name)
         }
     }
 

@@ -217,6 +217,34 @@ public protocol TableStorage: Sendable {
     /// - Throws: The engine's error.
     func delete(table: String, id: String, scope: RowScope, condition: WriteCondition) async throws -> WriteResult
 
+    /// The `updatedAt` stamp of the newest hard delete in `scope` of `table` (a removed row
+    /// leaves no `updatedAt` behind, so the storage records the delete's stamp, taken like any
+    /// write's, in the delete's transaction), or `nil` when none was recorded. The change
+    /// streams' position of a scope is the newest of this and its rows' newest `updatedAt`. The
+    /// default is `nil` (a storage that records none).
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - scope: The scope (an owner's rows, or the whole shared table).
+    /// - Returns: The stamp's wire text, or `nil`.
+    /// - Throws: The engine's error.
+    func removalStamp(of table: String, scope: RowScope) async throws -> String?
+
+    /// The newest stamp of each of `scopes` of `table` — the newer of its rows' newest
+    /// `updatedAt` and ``removalStamp(of:scope:)`` — in as few statements as the engine can: the
+    /// change watchers read every scope they follow this way after the storage could not hear
+    /// announcements for a while. A scope with neither is left out. The default reads each
+    /// scope on its own (two statements per scope); PostgreSQL reads up to 500 scopes per
+    /// statement.
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - scopes: The scopes, all of the table's kind (shared, or owners of a per-user table).
+    /// - Returns: The stamps' wire texts by scope.
+    /// - Throws: ``TableStorageError/scopeMismatch(table:)`` for a scope of the other kind; the
+    ///   engine's error.
+    func newestStamps(of table: String, scopes: [RowScope]) async throws -> [RowScope: String]
+
     /// Releases the storage. No other call may follow.
     ///
     /// - Throws: The engine's error.
@@ -386,6 +414,30 @@ extension TableStorage {
     /// - Throws: The engine's error.
     public func lockedRow(table: String, id: String, scope: RowScope) async throws -> JSONObject? {
         try await row(table: table, id: id, scope: scope)
+    }
+
+    /// None recorded.
+    ///
+    /// - Parameters:
+    ///   - table: The table (unused).
+    ///   - scope: The scope (unused).
+    /// - Returns: `nil`.
+    public func removalStamp(of table: String, scope: RowScope) async throws -> String? { nil }
+
+    /// Each scope read on its own: its newest row's `updatedAt` through the `updatedAt` index,
+    /// and ``removalStamp(of:scope:)``.
+    ///
+    /// - Parameters:
+    ///   - table: The table.
+    ///   - scopes: The scopes.
+    /// - Returns: The stamps by scope.
+    /// - Throws: The engine's error.
+    public func newestStamps(of table: String, scopes: [RowScope]) async throws -> [RowScope: String] {
+        var stamps: [RowScope: String] = [:]
+        for scope in scopes {
+            stamps[scope] = try await ChangeReads.fullState(of: table, scope: scope, self).updatedAt
+        }
+        return stamps
     }
 
     /// Runs `body` as it is: each write is its own transaction (an engine without batch

@@ -1,0 +1,51 @@
+import Foundation
+import PostgresNIO
+import SyncTestSupport
+import Synchronization
+import Testing
+
+@testable import SyncServer
+
+/// The PostgreSQL storage's start-up check for the `updatedAt` indexes runs like every other
+/// statement of the engine: counted, and on a connection leased within the storage timeout, so
+/// with no connection free it is refused in time (the 503 error) instead of waiting.
+@Suite(.timeLimit(.minutes(2))) struct StartupIndexCheckTests {
+    @Test func theIndexCheckIsCountedAndRefusedInTimeWhenNoConnectionIsFree() async throws {
+        var settings = try await PostgresTestDatabases.create(poolSize: 1)
+        settings.connectionWait = .seconds(1)
+        var failure: (any Error)?
+        do {
+            let storage = try await PostgresTableStorage.open(settings, logger: .quiet)
+            _ = try await storage.ensureColumns("notes", scope: .shared, ["text": .text])
+            let before = storage.statements.count
+            try await storage.ensureUpdatedAtIndexes()
+            #expect(storage.statements.count == before + 1, "the check is one counted statement")
+
+            // The pool's only connection is held until the check has been answered.
+            let (leased, leasedSignal) = AsyncStream<Void>.makeStream()
+            let (released, release) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await storage.leased { _ in
+                    leasedSignal.yield()
+                    for await _ in released { break }
+                }
+            }
+            for await _ in leased { break }
+            let started = ContinuousClock.now
+            await #expect(throws: StorageUnavailableError.self) {
+                try await answer(within: .seconds(15), "the index check while no connection is free") {
+                    try await storage.ensureUpdatedAtIndexes()
+                }
+            }
+            #expect(started.duration(to: .now) < .seconds(15))
+            release.yield()
+            release.finish()
+            try await holder.value
+            try await storage.close()
+        } catch {
+            failure = error
+        }
+        try? await PostgresTestDatabases.drop(settings)
+        if let failure { throw failure }
+    }
+}
