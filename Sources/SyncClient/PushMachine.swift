@@ -32,7 +32,7 @@ struct PushMachine {
         case claimAhead(record: [AnsweredOperation], after: Int64, limit: Int)
         /// Awaits the claim made ahead: then ``aheadClaimed(_:)`` or ``aheadFailed(_:)``.
         case takeAhead
-        /// Sends one operation and awaits its outcome: then ``answered(_:of:)``.
+        /// Sends one operation and awaits its outcome: then `answered(_:of:)`.
         case send(ClaimedOperation)
         /// Sends one operation beside those in flight (parallel); its outcome is reported
         /// through ``answeredAlongside(_:outcome:)`` when it comes.
@@ -186,26 +186,29 @@ struct PushMachine {
 
     /// The outcomes of `group`, sent: answers to record, or the abort that stops the push.
     mutating func answered(_ outcomes: [Outcome], of group: [ClaimedOperation]) {
-        for (sent, outcome) in zip(group, outcomes) {
-            switch outcome {
-            case .success(let item): answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
-            case .failure(let failure): answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
-            case .abort(let error): abort = abort ?? error
-            }
+        for (sent, outcome) in zip(group, outcomes) { answered(outcome, of: sent) }
+    }
+
+    /// The outcome of one operation sent.
+    mutating func answered(_ outcome: Outcome, of sent: ClaimedOperation) {
+        switch outcome {
+        case .success(let item): answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
+        case .failure(let failure): answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
+        case .abort(let error): abort = abort ?? error
         }
     }
 
     /// The outcome of the operation `id`, sent side by side.
-    /// - Returns: the operations whose outcomes are taken now (in queue order, up to the first
+    /// - Returns: how many operations' outcomes are taken now (in queue order, up to the first
     ///   still in flight).
-    mutating func answeredAlongside(_ id: Int64, outcome: Outcome) -> [ClaimedOperation] {
+    mutating func answeredAlongside(_ id: Int64, outcome: Outcome) -> Int {
         if case .abort = outcome { stopping = true }
         waiting[id] = outcome
-        var taken: [ClaimedOperation] = []
+        var taken = 0
         while let first = window.first, let outcome = waiting.removeValue(forKey: first.record.id) {
             window.removeFirst()
-            answered([outcome], of: [first])
-            taken.append(first)
+            answered(outcome, of: first)
+            taken += 1
         }
         return taken
     }

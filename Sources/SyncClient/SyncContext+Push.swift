@@ -110,15 +110,15 @@ extension SyncContext {
                 case .send(let next):
                     checkpoint?(.pushClaimed)
                     let outcome = await pushOne(next, connection: connection, run: run)
-                    sent([next])
-                    machine.answered([outcome], of: [next])
+                    checkpoint?(.pushSent)
+                    machine.answered(outcome, of: next)
                 case .sendAlongside(let next):
                     checkpoint?(.pushClaimed)
                     tasks.addTask { SentAlongside(id: next.record.id, outcome: await self.pushOne(next, connection: connection, run: run)) }
                 case .awaitAlongside:
                     while let result = await tasks.next() {
                         guard let answer = result else { continue }  // the batch sender ended
-                        sent(machine.answeredAlongside(answer.id, outcome: answer.outcome))
+                        for _ in 0..<machine.answeredAlongside(answer.id, outcome: answer.outcome) { checkpoint?(.pushSent) }
                         break
                     }
                 case .writeBatch(let group):
@@ -142,7 +142,7 @@ extension SyncContext {
                     case .notSent: landing = .notSent
                     case .sent(let answer): landing = await batchOutcome(oldest, reply: answer, run: run)
                     }
-                    sent(machine.batchLanded(landing))
+                    for _ in machine.batchLanded(landing) { checkpoint?(.pushSent) }
                 case .restartTurn:
                     pipeline.endTurn()
                 case .endBatches:
@@ -202,11 +202,6 @@ extension SyncContext {
             try PushSteps.record(settled, in: writer)
             return try PushSteps.claim(after: after, limit: limit, in: writer)
         }
-    }
-
-    /// Operations just sent and taken: one checkpoint each.
-    private func sent(_ group: [ClaimedOperation]) {
-        for _ in group { checkpoint?(.pushSent) }
     }
 
     /// Counts and announces recorded answers.

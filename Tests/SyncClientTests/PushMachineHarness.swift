@@ -88,7 +88,7 @@ struct PushMachineHarness {
                 ahead = nil
             case .send(let next):
                 trace.append("send \(next.record.id)")
-                machine.answered([answer(next)], of: [next])
+                machine.answered(answer(next), of: next)
             case .sendAlongside(let next):
                 trace.append("send \(next.record.id)")
                 inFlight.append(next)
