@@ -29,79 +29,46 @@ final class HTTPExchange: Sendable {
         case whole(CheckedContinuation<SyncResponse, any Error>)
     }
 
-    private struct State {
-        var waiter: Waiter?
-        /// A streamed response's body: the stream handed over with the head, and its source.
-        var stream: AsyncThrowingStream<Data, any Error>?
-        var body: AsyncThrowingStream<Data, any Error>.Continuation?
-        /// A whole response as it arrives; `complete` once its end was read.
-        var response: SyncResponse?
-        var complete = false
-        var channel: (any Channel)?
-        /// Set by the first request to close; later channels are refused.
-        var closing = false
-        /// Why the exchange ends, when it ends by an error; the first reason wins.
-        var reason: (any Error)?
-        /// Whether the response's head arrived; whether the whole request was written.
-        var answered = false
-        var written = false
-        /// Whether the exchange has ended (its connection closed, or never made), and who waits
-        /// for that.
-        var finished = false
-        var finishWaiters: [CheckedContinuation<Void, Never>] = []
-    }
+    /// The exchange's state machine, with the continuations and channel it holds.
+    typealias Machine = HTTPExchangeStateMachine<
+        CheckedContinuation<SyncStreamResponse, any Error>, CheckedContinuation<SyncResponse, any Error>, any Channel,
+        CheckedContinuation<Void, Never>
+    >
 
-    private let state = Mutex(State())
-    /// Whether the connection was kept alive from an earlier exchange.
-    private let reused: Bool
-    /// Whether the request may be sent twice (GET, HEAD).
-    private let repeatable: Bool
+    private let state: Mutex<Machine>
 
     /// Creates an exchange.
     /// - Parameters:
     ///   - reused: whether it runs on a kept-alive connection.
     ///   - repeatable: whether its request may be sent again.
     init(reused: Bool = false, repeatable: Bool = false) {
-        self.reused = reused
-        self.repeatable = repeatable
+        state = Mutex(Machine(reused: reused, repeatable: repeatable))
     }
 
     /// Records who waits, before anything can resume it.
     func start(_ waiter: Waiter) {
-        var stream: AsyncThrowingStream<Data, any Error>?
-        var body: AsyncThrowingStream<Data, any Error>.Continuation?
-        if case .stream = waiter {
-            let (made, source) = AsyncThrowingStream<Data, any Error>.makeStream()
+        switch waiter {
+        case .stream(let head):
+            let (stream, source) = AsyncThrowingStream<Data, any Error>.makeStream()
             // The consumer ended or dropped the body, or its task was cancelled: should the end
             // reach it still (the termination handler runs before the stream ends), it is a
             // cancellation.
             source.onTermination = { [weak self] _ in self?.close(because: CancellationError()) }
-            (stream, body) = (made, source)
-        }
-        state.withLock { state in
-            state.waiter = waiter
-            (state.stream, state.body) = (stream, body)
+            state.withLock { $0.started(streaming: head, stream: stream, source: source) }
+        case .whole(let answer):
+            state.withLock { $0.started(whole: answer) }
         }
     }
 
     /// Keeps `channel` to close; false when the exchange is already closing.
     func attach(_ channel: any Channel) -> Bool {
-        state.withLock { state in
-            guard !state.closing else { return false }
-            state.channel = channel
-            return true
-        }
+        state.withLock { $0.attached(channel) }
     }
 
     /// Closes the connection (once, whoever asks): the consumer ended the body, the caller was
     /// cancelled, the response ended, or the channel met `reason`.
     func close(because reason: (any Error)?) {
-        let channel = state.withLock { state -> (any Channel)? in
-            if state.reason == nil { state.reason = reason }
-            guard !state.closing else { return nil }
-            state.closing = true
-            return state.channel
-        }
+        let channel = state.withLock { $0.closeRequested(because: reason) }
         channel?.close(promise: nil)
     }
 
@@ -109,44 +76,26 @@ final class HTTPExchange: Sendable {
     /// (unless the exchange is closing: then the caller hears why once the channel is closed); a
     /// whole response starts.
     func received(status: Int, headers: [String: String]) {
-        let (waiter, stream) = state.withLock { state -> (Waiter?, AsyncThrowingStream<Data, any Error>?) in
-            state.answered = true
-            guard !state.closing, let waiter = state.waiter else { return (nil, nil) }
-            guard case .stream = waiter else {
-                state.response = SyncResponse(statusCode: status, headers: headers)
-                return (nil, nil)
-            }
-            defer { (state.waiter, state.stream) = (nil, nil) }
-            return (waiter, state.stream)
-        }
-        guard case .stream(let head)? = waiter, let stream else { return }
+        guard let (head, stream) = state.withLock({ $0.headReceived(status: status, headers: headers) }) else { return }
         head.resume(
             returning: SyncStreamResponse(statusCode: status, headers: headers, body: stream) { [self] in await self.finished() })
     }
 
     /// A piece of the body arrived.
     func received(_ piece: Data) {
-        let body = state.withLock { state -> AsyncThrowingStream<Data, any Error>.Continuation? in
-            state.response?.body.append(piece)
-            return state.body
-        }
-        body?.yield(piece)
+        state.withLock { $0.bodyReceived(piece) }?.yield(piece)
     }
 
     /// The response ended: a streamed body finishes, a whole response is complete; the
     /// connection closes.
     func ended() {
-        let body = state.withLock { state -> AsyncThrowingStream<Data, any Error>.Continuation? in
-            state.complete = state.response != nil
-            return state.body
-        }
-        body?.finish()
+        state.withLock { $0.responseEnded() }?.finish()
         close(because: nil)
     }
 
     /// The whole request was written.
     func wrote() {
-        state.withLock { $0.written = true }
+        state.withLock { $0.requestWritten() }
     }
 
     /// A whole response was read to its end on a connection that may stay open: unless the
@@ -154,14 +103,7 @@ final class HTTPExchange: Sendable {
     /// - Returns: what hands the response to the caller, or nil when the exchange is closing
     ///   or is not a whole response (then the channel is closed as usual).
     func handOver() -> (@Sendable () -> Void)? {
-        let taken = state.withLock { state -> (CheckedContinuation<SyncResponse, any Error>, SyncResponse)? in
-            guard !state.closing, case .whole(let answer)? = state.waiter, let response = state.response else { return nil }
-            state.closing = true
-            state.channel = nil
-            (state.waiter, state.response) = (nil, nil)
-            return (answer, response)
-        }
-        guard let (answer, response) = taken else { return nil }
+        guard let (answer, response) = state.withLock({ $0.handOver() }) else { return nil }
         return { answer.resume(returning: response) }
     }
 
@@ -180,41 +122,24 @@ final class HTTPExchange: Sendable {
     /// Returns once the exchange has ended: its connection is closed (or was never made).
     func finished() async {
         await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.finished { return true }
-                state.finishWaiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
+            if state.withLock({ $0.awaitFinish(continuation) }) { continuation.resume() }
         }
     }
 
     private func finish(_ fallback: any Error) {
         // The stream leaves the lock with the rest: the last reference to it ends it, and its
         // termination handler takes the lock.
-        let (waiter, _, body, response, reason, finishWaiters) = state.withLock { state in
-            state.closing = true
-            state.channel = nil
-            state.finished = true
-            defer {
-                (state.waiter, state.stream, state.body, state.response) = (nil, nil, nil, nil)
-                state.finishWaiters = []
-            }
-            let lost = state.reason.map { ($0 as? URLError)?.code == .networkConnectionLost } ?? true
-            let stale = reused && lost && !state.answered && (!state.written || repeatable)
-            let reason = stale ? StaleConnection() : state.reason ?? fallback
-            return (state.waiter, state.stream, state.body, state.complete ? state.response : nil, reason, state.finishWaiters)
-        }
-        for finishWaiter in finishWaiters { finishWaiter.resume() }
-        switch waiter {
-        case .stream(let head)?:
+        let finish = state.withLock { $0.finished(fallback: fallback) }
+        for finishWaiter in finish.finishWaiters { finishWaiter.resume() }
+        switch finish.resumption {
+        case .streamFailed(let head, let reason)?:
             head.resume(throwing: reason)
-        case .whole(let answer)?:
-            if let response { answer.resume(returning: response) } else { answer.resume(throwing: reason) }
+        case .whole(let answer, let result)?:
+            answer.resume(with: result)
         case nil:
             break
         }
-        body?.finish(throwing: reason)
+        finish.body?.finish(throwing: finish.reason)
     }
 }
 #endif

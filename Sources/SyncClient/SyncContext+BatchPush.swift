@@ -74,26 +74,16 @@ extension SyncContext {
         return BatchCapability(maxOperations: Int(clamping: most), maxBytes: bytes)
     }
 
-    /// What became of a batch request.
-    enum BatchSent {
-        /// One outcome per operation, in order (a single abort when no result can be read).
-        case answered([Outcome])
-        /// The server has no batch route (404 or 405): nothing was applied.
-        case unsupported
-        /// The request was larger than the server takes (413): nothing was applied.
-        case tooLarge
-    }
-
     /// Classifies the reply to the batch request of `group` (consecutive operations of one table,
     /// each with its item) as ``pushOne(_:connection:run:answer:)`` classifies a single answer.
     /// - Parameter reply: The response to the batch request, or why there is none.
-    /// - Returns: one outcome per operation in order; ``BatchSent/unsupported`` when the server
-    ///   has no batch route (send them one at a time); ``BatchSent/tooLarge`` when the body was
+    /// - Returns: one outcome per operation in order; ``PushMachine/Landing/unsupported`` when the server
+    ///   has no batch route (send them one at a time); ``PushMachine/Landing/tooLarge`` when the body was
     ///   larger than the server takes (send them in smaller batches: each alone, an operation too
     ///   large by itself gets its own 413); a single abort when no result can be read (no answer,
     ///   a 401, a cancelled push, an unreadable answer): every operation of the group stays
     ///   attempted and the next push settles them.
-    func batchOutcome(_ group: [ClaimedOperation], reply: Result<SyncResponse, any Error>, run: RunHandle) async -> BatchSent {
+    func batchOutcome(_ group: [ClaimedOperation], reply: Result<SyncResponse, any Error>, run: RunHandle) async -> PushMachine.Landing {
         let response: SyncResponse
         switch reply {
         case .success(let answer): response = answer
@@ -233,12 +223,11 @@ final class BatchTurn: Sendable {
     func advance() { value.add(1, ordering: .releasing) }
 }
 
-/// The push's side of the pipeline: the batches handed to the sender and not answered yet,
-/// oldest first, and their replies, which come in that order.
+/// The push's side of the pipeline: the replies to the batches handed to the sender, which
+/// come in the order they were handed, and the sender's turn.
 struct BatchPipeline {
     var replies: AsyncStream<BatchReply>.Iterator
     let turn: BatchTurn
-    var outstanding: [[ClaimedOperation]] = []
 
     init(replies: AsyncStream<BatchReply>.Iterator, turn: BatchTurn) {
         self.replies = replies

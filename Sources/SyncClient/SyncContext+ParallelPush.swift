@@ -1,6 +1,3 @@
-import SyncStore
-import SyncWire
-
 extension SyncContext {
     /// The most operations a push may have in flight at once (``setPushParallelism(_:)``).
     public static let maximumPushParallelism = 16
@@ -29,58 +26,5 @@ extension SyncContext {
                 .invalidSetting, reason: "Push parallelism must be from 1 to \(Self.maximumPushParallelism) operations, not \(operations).")
         }
         pushParallelism = operations
-    }
-
-    /// Operations of different items in flight side by side, up to ``setPushParallelism(_:)``'s
-    /// number (see there), until the queue is empty or the push stops.
-    ///
-    /// A window slides along the queue instead of a group waiting for its slowest answer, so the
-    /// server gets a steady stream of requests. Measured against groups of four that waited for
-    /// all four (release, seven alternating pairs): to tables in memory a median of +11 % operations
-    /// per second, six pairs of seven faster; to an SQLite file no difference (each commit's sync
-    /// holds that path).
-    func pushSideBySide(_ run: RunHandle, _ push: inout PushRun) async {
-        let connection = self.connection
-        await withTaskGroup(of: (Int64, Outcome).self) { tasks in
-            var window: [ClaimedOperation] = []  // sent and not taken yet, in queue order
-            var answers: [Int64: Outcome] = [:]  // by operation id, until their turn to be taken
-            var stopping = false, queueEmpty = false
-            while true {
-                while !stopping, window.count < pushParallelism, !push.stopIfCancelled(run) {
-                    if push.claimed.isEmpty {
-                        // Claimed again once the window is empty too (operations queued meanwhile).
-                        if queueEmpty && !window.isEmpty { break }
-                        queueEmpty = await !refillAhead(&push)
-                        if queueEmpty { break }
-                    }
-                    guard let next = push.claimed.last else { break }
-                    let item = ItemKey(next.record)
-                    if window.contains(where: { ItemKey($0.record) == item }) { break }  // its item is in flight
-                    push.claimed.removeLast()
-                    window.append(next)
-                    checkpoint?(.pushClaimed)
-                    tasks.addTask { (next.record.id, await self.pushOne(next, connection: connection, run: run)) }
-                }
-                guard !window.isEmpty, let (id, outcome) = await tasks.next() else { break }
-                if case .abort = outcome { stopping = true }
-                answers[id] = outcome
-                while let first = window.first, let answer = answers.removeValue(forKey: first.record.id) {
-                    window.removeFirst()
-                    take([answer], of: [first], into: &push)
-                }
-                push.stopIfCancelled(run)
-            }
-        }
-    }
-}
-
-/// An item of a table, as the store identifies it (table names and ids compare without ASCII case).
-private struct ItemKey: Hashable {
-    let table: String
-    let id: String
-
-    init(_ record: TableOperationRecord) {
-        table = ASCIICase.fold(record.table)
-        id = ItemID.key(record.itemId)
     }
 }

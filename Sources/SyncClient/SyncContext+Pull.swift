@@ -23,7 +23,7 @@ extension SyncContext {
             try await runPushAndUploads(run, refusalsThrow: false)
         }
         let tokenKey = queryId.map { DeltaToken.key(table: table, queryId: $0) }
-        var token: Int64 = 0
+        var token: Int64?
         if let tokenKey {
             let stored = try await read { try $0.configValue(forKey: tokenKey) }
             token = stored.flatMap(DeltaToken.milliseconds(from:)) ?? 0
@@ -34,83 +34,60 @@ extension SyncContext {
         if tokenKey != nil { wanted.insert(.incrementalPull) }
         if !query.parameters.isEmpty { wanted.insert(.queryParameters) }
         let features = wanted
-        var skip = query.options.skip ?? 0
-        var received = 0
+        var cursor = PullCursor(token: token, top: query.options.top, skip: query.options.skip, pageSize: pageSize)
         var count = PullCount(incremental: tokenKey != nil)
-        // The most items a page of this pull held: the server's page holds at least as many.
-        var largestPage = 0
         var clashes: [ItemIDCaseClash] = []
-        /// The request of the next page, from the query as it stands.
+        /// The request of the next page, as the cursor has it.
         func pageURL() throws -> URL {
+            let bounds = cursor.request
             var description = query.description(table: table)
             description.includeTotalCount = false
-            if tokenKey != nil {
-                description.filter = ODataQuery.incrementalFilter(query.options.filter, since: DeltaToken.date(milliseconds: token))
+            if let since = bounds.since {
+                description.filter = ODataQuery.incrementalFilter(query.options.filter, since: DeltaToken.date(milliseconds: since))
                 description.orderBy = [OrderBy(SystemProperty.updatedAt)]
-                description.top = pageSize
-            } else {
-                description.top = query.options.top.map { min($0 - received, pageSize) } ?? pageSize
             }
-            description.skip = skip
+            description.top = bounds.top
+            description.skip = bounds.skip
             let items = QueryItems.make(description, parameters: query.parameters, includeDeleted: true)
             return try connection.tableURL(table, query: items)
         }
-        // A total of zero asks for nothing.
-        let nothingWanted = tokenKey == nil && (query.options.top ?? 1) <= 0
-        var fetched = nothingWanted ? nil : try await fetchPage(try pageURL(), features: features, run: run)
+        var fetched = cursor.wantsAnything ? try await fetchPage(try pageURL(), features: features, run: run) : nil
         while let current = fetched {
             let page = current.page
             fetched = nil
             if run.isCancelled { throw SyncError.pullWasCancelled() }
-            if page.items.isEmpty { break }
-            checkpoint?(.pullPage)
+            if !page.items.isEmpty { checkpoint?(.pullPage) }
             // The latest `updatedAt` over every item (also those skipped or deleted).
             let stamps = tokenKey == nil ? [] : page.updatedAtMilliseconds
-            let advanced: (key: String, milliseconds: Int64)? =
-                if let tokenKey, let latest = stamps.lazy.compactMap({ $0 }).max(), latest > token { (tokenKey, latest) } else { nil }
-            largestPage = max(largestPage, page.items.count)
-            // G2 pages on by `$skip` past the rows at the token, taking them to stay put. If one
-            // of them is written again between the two requests it leaves its place, and the skip
-            // passes over a row the pull has not read (one written just before it, say). So a
-            // page read past the token's rows that would move the token is set aside, and the
-            // pull reads again from the token with `$skip=0`: that page holds the token's rows and
-            // at least one newer, and moves the token with nothing skipped (one request more, when
-            // rows were written as the pull reached its end). Only when the token's rows fill a
-            // page of this server (stamps shared by many rows) would reading again meet the same
-            // page: then the skip is trusted, as G2 does.
-            if advanced != nil, skip > 0, skip < largestPage {
-                skip = 0
+            let step = cursor.pageArrived(
+                count: page.items.count, latest: stamps.lazy.compactMap { $0 }.max(), hasLink: current.nextLink != nil)
+            let save: (key: String, milliseconds: Int64)?
+            let next: URL?
+            switch step {
+            case .finish:
+                continue
+            case .readAgain:
                 fetched = try await fetchPage(try pageURL(), features: features, run: run)
                 continue
+            case .apply(let moved, let following):
+                save = tokenKey.flatMap { key in moved.map { (key, $0) } }
+                switch following {
+                case .none: next = nil
+                case .request: next = try pageURL()
+                case .link: next = current.nextLink
+                }
             }
-            let save = advanced
-            received += page.items.count
             // The next request follows from this page alone: it is under way while this page is
             // written (the server and the store work at once), and cancelled if the write fails.
-            var next: URL?
-            if let advanced {
-                // The token moved: re-query from the new bound (a link would page the old one).
-                token = advanced.milliseconds
-                skip = 0
-                next = try pageURL()
-            } else if tokenKey == nil, let top = query.options.top, received >= top {
-                next = nil
-            } else if query.options.top == nil, let link = current.nextLink {
-                skip += page.items.count
-                next = link
-            } else {
-                skip += page.items.count
-                next = try pageURL()
-            }
             if let next {
                 async let following = fetchPage(next, features: features, run: run)
                 let applied = try await applyPage(page, table: table, token: save, run: run)
-                record(applied.positions, of: page, stamps: stamps, table: table, token: token, in: &count)
+                record(applied.positions, of: page, stamps: stamps, table: table, token: cursor.token, in: &count)
                 clashes += applied.clashes
                 fetched = try await following
             } else {
                 let applied = try await applyPage(page, table: table, token: save, run: run)
-                record(applied.positions, of: page, stamps: stamps, table: table, token: token, in: &count)
+                record(applied.positions, of: page, stamps: stamps, table: table, token: cursor.token, in: &count)
                 clashes += applied.clashes
             }
         }

@@ -39,7 +39,7 @@ extension SyncContext {
 
     /// The push itself, for callers that already run exclusively (pull's implicit push).
     ///
-    /// The store is written once per `pushBatch` operations, not twice per operation: one
+    /// The store is written once per ``PushMachine/claimSize`` operations, not twice per operation: one
     /// transaction records the answers of the operations sent since the last one and claims the
     /// next operations, marking each attempted before any of them is sent (an operation is in
     /// flight from its claim: the in-flight rule covers it). A crash leaves the answered but
@@ -54,137 +54,113 @@ extension SyncContext {
         try await run.preferring(connection.runExecutor) { try await pushQueue(run) }
     }
 
-    /// The push's loop: claims, sends, records.
+    /// The push's loop: asks its ``PushMachine`` what to do, does it (a store transaction, a
+    /// request, waiting for an answer) and reports back what came of it.
     private func pushQueue(_ run: RunHandle) async throws {
         let total = try await read { try $0.operationCount(table: nil) }
         emit(.pushStarted(operations: total))
         logger.debug("Push started", metadata: ["operations": "\(total)"])
         await (store as? any PushCacheHints)?.willPush(operations: total)
-        var push = PushRun()
+        var machine: PushMachine
         do {
-            push.limit = try await batchLimit(run: run)
+            machine = PushMachine(batchLimit: try await batchLimit(run: run), parallelism: pushParallelism)
         } catch {
-            push.abort = Self.requestAbort(error)
+            machine = PushMachine(batchLimit: 1, parallelism: pushParallelism, abort: Self.requestAbort(error))
         }
-        if push.limit > 1 { await pushBatches(run, &push) }
-        if push.limit == 1 { await pushSingly(run, &push) }
-        await landAhead(&push)
-        if !push.answered.isEmpty || !push.claimed.isEmpty {
-            let (settled, unsent) = (push.answered, push.claimed)
-            do {
-                try await write { writer in
-                    try PushSteps.record(settled, in: writer)
-                    try PushSteps.release(unsent, in: writer)
-                }
-                report(push.answered, into: &push.tally)
-            } catch {
-                push.abort = push.abort ?? Self.storeAbort(error)
-            }
-        }
-        await (store as? any PushCacheHints)?.didPush()
-        emit(.pushFinished(succeeded: push.tally.succeeded, failed: push.tally.failed))
-        logger.debug("Push finished", metadata: ["succeeded": "\(push.tally.succeeded)", "failed": "\(push.tally.failed)"])
-        try await finishPush(abort: push.abort)
-    }
-
-    /// One request per operation, or several side by side (``setPushParallelism(_:)``), until the
-    /// queue is empty or the push stops.
-    private func pushSingly(_ run: RunHandle, _ push: inout PushRun) async {
-        if pushParallelism > 1 {
-            await pushSideBySide(run, &push)
-            return
-        }
-        while !push.stopIfCancelled(run) {
-            guard await refillAhead(&push), let next = push.claimed.popLast() else { break }
-            checkpoint?(.pushClaimed)
-            take([await pushOne(next, connection: connection, run: run)], of: [next], into: &push)
-        }
-    }
-
-    /// Batches of consecutive operations of one table (the batch extension), pipelined: a sender
-    /// task sends the batches handed to it one after the other, each as soon as the server has
-    /// answered the one before it (the server gets the queue in order), while the push reads
-    /// that answer, records it, claims the next operations and writes the next batch's request.
-    /// ``batchesReady`` batches wait ready beside the one at the server, so that a slow step of
-    /// the push (a store checkpoint) does not keep the server waiting. After an answer other than
-    /// 200 the sender sends nothing more that was handed to it before the push took that answer:
-    /// those batches come back unsent. An operation that cannot go in a batch goes alone once the
-    /// batches before it are answered. Returns when the queue is empty, the push stops, or batches
-    /// are no longer possible (``PushRun/limit`` is 1: the server has no batch route, or takes only
-    /// single operations).
-    private func pushBatches(_ run: RunHandle, _ push: inout PushRun) async {
+        var tally = PushTally()
         let (handed, hand) = AsyncStream.makeStream(of: HandedBatch.self)
         let (replies, reply) = AsyncStream.makeStream(of: BatchReply.self)
-        let turn = BatchTurn()
-        await withTaskGroup(of: Void.self) { sender in
-            sender.addTask { await self.sendInTurn(handed, replies: reply, turn: turn, run: run) }
-            var pipeline = BatchPipeline(replies: replies.makeAsyncIterator(), turn: turn)
-            // Large batches start smaller (a quarter of the limit, at least 256 operations, then
-            // twice as large each time): the server starts on the first while the next, larger
-            // ones are claimed and written.
-            var ramp = max(Self.pushBatch * 4, push.limit / 4)
-            while push.limit > 1, !push.stopIfCancelled(run) {
-                if pipeline.outstanding.count > Self.batchesReady {
-                    // One batch at the server and enough ready: the oldest is answered first.
-                    await landOldest(&pipeline, run: run, into: &push)
-                    continue
+        var pipeline = BatchPipeline(replies: replies.makeAsyncIterator(), turn: BatchTurn())
+        let (turn, connection) = (pipeline.turn, self.connection)
+        await withTaskGroup(of: SentAlongside?.self) { tasks in
+            if machine.batchLimit > 1 {
+                tasks.addTask {
+                    await self.sendInTurn(handed, replies: reply, turn: turn, run: run)
+                    return nil
                 }
-                let most = min(ramp, push.limit)
-                guard await refill(&push, batch: most), let next = push.claimed.popLast() else {
-                    // Nothing more to claim: the batches handed are answered (those of which
-                    // nothing was applied go again).
-                    guard !pipeline.outstanding.isEmpty, push.abort == nil else { break }
-                    await landOldest(&pipeline, run: run, into: &push)
-                    continue
-                }
-                var group = [next]
-                while group.count < most, next.item != nil, let following = push.claimed.last, following.item != nil,
-                    following.record.table == next.record.table
-                {
-                    group.append(following)
-                    push.claimed.removeLast()
-                }
-                var request: SyncRequest?
-                if group.count > 1 {
+            }
+            var ahead: Task<[ClaimedOperation], any Error>?
+            steps: while true {
+                switch machine.next(cancelled: run.isCancelled) {
+                case .claim(let record, let after, let limit):
                     do {
-                        request = try batchRequest(group)
-                        // A body larger than the server said it takes is cut in halves before it is
-                        // sent (the rest goes back to the unsent operations), down to one operation.
-                        while let most = advertisedBatchBytes, let body = request?.body, body.count > most, group.count > 1 {
-                            let kept = group.count / 2
-                            push.claimed.append(contentsOf: group[kept...].reversed())
-                            group.removeLast(group.count - kept)
-                            request = group.count > 1 ? try batchRequest(group) : nil
-                        }
+                        let claimed = try await recordAndClaim(record, after: after, limit: limit)
+                        report(record, into: &tally)
+                        machine.claimed(claimed)
                     } catch {
-                        push.claimed.append(contentsOf: group.reversed())
-                        push.abort = Self.requestAbort(error)
+                        machine.storeFailed(Self.storeAbort(error))
+                    }
+                case .claimAhead(let record, let after, let limit):
+                    ahead = Task { try await self.recordAndClaim(record, after: after, limit: limit) }
+                case .takeAhead:
+                    do {
+                        let claimed = try await ahead?.value ?? []
+                        report(machine.aheadClaimed(claimed), into: &tally)
+                    } catch {
+                        machine.aheadFailed(Self.storeAbort(error))
+                    }
+                    ahead = nil
+                case .send(let next):
+                    checkpoint?(.pushClaimed)
+                    let outcome = await pushOne(next, connection: connection, run: run)
+                    checkpoint?(.pushSent)
+                    machine.answered(outcome, of: next)
+                case .sendAlongside(let next):
+                    checkpoint?(.pushClaimed)
+                    tasks.addTask { SentAlongside(id: next.record.id, outcome: await self.pushOne(next, connection: connection, run: run)) }
+                case .awaitAlongside:
+                    while let result = await tasks.next() {
+                        guard let answer = result else { continue }  // the batch sender ended
+                        for _ in 0..<machine.answeredAlongside(answer.id, outcome: answer.outcome) { checkpoint?(.pushSent) }
                         break
                     }
-                }
-                guard let request else {
-                    // Alone, once the batches before it are answered (it waits with the unsent ones).
-                    if !pipeline.outstanding.isEmpty {
-                        push.claimed.append(contentsOf: group.reversed())
-                        await landOldest(&pipeline, run: run, into: &push)
-                        continue
+                case .writeBatch(let group):
+                    do {
+                        let request = try batchRequest(group)
+                        // A body larger than the server said it takes is cut in halves before it
+                        // is sent, down to one operation.
+                        if let most = advertisedBatchBytes, let body = request.body, body.count > most {
+                            machine.batchOversized()
+                            continue steps
+                        }
+                        for _ in group { checkpoint?(.pushClaimed) }
+                        hand.yield(HandedBatch(request: request, turn: turn.current))
+                        machine.batchHanded()
+                    } catch {
+                        machine.batchUnwritable(Self.requestAbort(error))
                     }
-                    checkpoint?(.pushClaimed)
-                    take([await pushOne(next, connection: connection, run: run)], of: group, into: &push)
-                    continue
+                case .awaitBatch(let oldest):
+                    let landing: PushMachine.Landing
+                    switch await pipeline.nextReply() {
+                    case .notSent: landing = .notSent
+                    case .sent(let answer): landing = await batchOutcome(oldest, reply: answer, run: run)
+                    }
+                    for _ in machine.batchLanded(landing) { checkpoint?(.pushSent) }
+                case .restartTurn:
+                    pipeline.endTurn()
+                case .endBatches:
+                    pipeline.endTurn()
+                    hand.finish()
+                case .finish(let record, let release):
+                    guard !record.isEmpty || !release.isEmpty else { break steps }
+                    do {
+                        try await write { writer in
+                            try PushSteps.record(record, in: writer)
+                            try PushSteps.release(release, in: writer)
+                        }
+                        report(record, into: &tally)
+                    } catch {
+                        machine.storeFailed(Self.storeAbort(error))
+                    }
+                    break steps
                 }
-                for _ in group { checkpoint?(.pushClaimed) }
-                hand.yield(HandedBatch(request: request, turn: pipeline.turn.current))
-                pipeline.outstanding.append(group)
-                ramp = min(ramp * 2, push.limit)
             }
-            // The push stopped (or batches are no longer possible): what the sender has not sent
-            // yet stays unsent, and the batches handed are answered and recorded before the push
-            // ends; those of which nothing was applied go back with the other unsent operations.
-            pipeline.endTurn()
             hand.finish()
-            while !pipeline.outstanding.isEmpty { await landOldest(&pipeline, run: run, into: &push) }
         }
+        await (store as? any PushCacheHints)?.didPush()
+        emit(.pushFinished(succeeded: tally.succeeded, failed: tally.failed))
+        logger.debug("Push finished", metadata: ["succeeded": "\(tally.succeeded)", "failed": "\(tally.failed)"])
+        try await finishPush(abort: machine.abort)
     }
 
     /// Sends the batches handed to it one after the other, each once the one before it is
@@ -212,61 +188,6 @@ extension SyncContext {
         replies.finish()
     }
 
-    /// Takes the answer to the oldest batch handed to the sender (``take(_:of:into:)``). When
-    /// nothing of it was applied, the batches handed after it (which the sender then did not
-    /// send) are taken back too, and all go in front of the unsent operations, in queue order;
-    /// the pipeline's turn ends.
-    private func landOldest(_ pipeline: inout BatchPipeline, run: RunHandle, into push: inout PushRun) async {
-        let oldest = pipeline.outstanding.removeFirst()
-        if await land(oldest, await pipeline.nextReply(), run: run, into: &push) { return }
-        var back = [oldest]
-        while !pipeline.outstanding.isEmpty {
-            let later = pipeline.outstanding.removeFirst()
-            if await !land(later, await pipeline.nextReply(), run: run, into: &push) { back.append(later) }
-        }
-        for group in back.reversed() { push.claimed.append(contentsOf: group.reversed()) }
-        pipeline.endTurn()
-    }
-
-    /// Takes the reply to a batch: its answers (``take(_:of:into:)``), or, when the server applied
-    /// nothing of it, a smaller batch limit for the rest of the push (413: half the batch; one
-    /// request each when the server has no batch route).
-    /// - Returns: `false` when nothing of the batch was applied (or it was not sent) and it goes again.
-    private func land(_ sent: [ClaimedOperation], _ reply: BatchReply, run: RunHandle, into push: inout PushRun) async -> Bool {
-        guard case .sent(let answer) = reply else { return false }
-        switch await batchOutcome(sent, reply: answer, run: run) {
-        case .answered(let outcomes):
-            take(outcomes, of: sent, into: &push)
-            return true
-        case .tooLarge:
-            // In batches half as large from here (one at a time at the end, where an operation
-            // too large alone gets its own 413).
-            push.limit = min(push.limit, sent.count / 2)
-        case .unsupported:
-            push.limit = 1
-        }
-        return false
-    }
-
-    /// Claims the next operations when none are left, recording the answers so far in the same
-    /// transaction.
-    /// - Returns: `false` when the queue has no more operations or the store failed (the push stops).
-    /// - Parameter batch: The most operations the next request may carry (``PushRun/limit`` when
-    ///   not given): the claim takes at least that many.
-    func refill(_ push: inout PushRun, batch: Int? = nil) async -> Bool {
-        guard push.claimed.isEmpty else { return true }
-        let claimed: [ClaimedOperation]
-        do {
-            claimed = try await recordAndClaim(push.answered, after: push.last, limit: max(Self.pushBatch, batch ?? push.limit))
-        } catch {
-            push.abort = Self.storeAbort(error)
-            return false
-        }
-        report(push.answered, into: &push.tally)
-        push.answered = []
-        return push.adopt(claimed)
-    }
-
     /// Records the answers `settled` and claims up to `limit` operations after the operation
     /// `after`, in one store transaction.
     private func recordAndClaim(_ settled: [AnsweredOperation], after: Int64, limit: Int) async throws -> [ClaimedOperation] {
@@ -275,63 +196,6 @@ extension SyncContext {
             return try PushSteps.claim(after: after, limit: limit, in: writer)
         }
     }
-
-    /// ``refill(_:batch:)`` one store transaction ahead, for operations sent one by one: the next
-    /// operations are claimed (and the answers so far recorded) in the background while these are
-    /// sent, so that the requests do not wait for the store between two claims.
-    /// - Returns: `false` when the queue has no more operations or the store failed (the push stops).
-    func refillAhead(_ push: inout PushRun) async -> Bool {
-        if push.claimed.isEmpty, push.ahead != nil {
-            await landAhead(&push)
-            if push.abort != nil { return false }
-        }
-        // Claims here when none were claimed ahead, or the claim ahead found the queue empty: the
-        // operations queued since then are sent too, as they would be claiming one run at a time.
-        guard await refill(&push) else { return false }
-        if push.ahead == nil {
-            let (settled, after) = (push.answered, push.last)
-            push.answered = []
-            push.ahead = (Task { try await recordAndClaim(settled, after: after, limit: Self.pushBatch) }, settled)
-        }
-        return true
-    }
-
-    /// Takes the operations claimed in the background (``refillAhead(_:)``), after those still
-    /// claimed; when that transaction failed, its answers are to be recorded again and the push
-    /// stops.
-    func landAhead(_ push: inout PushRun) async {
-        guard let ahead = push.ahead else { return }
-        push.ahead = nil
-        do {
-            let claimed = try await ahead.claim.value
-            report(ahead.recorded, into: &push.tally)
-            push.adopt(claimed)
-        } catch {
-            push.answered = ahead.recorded + push.answered
-            push.abort = push.abort ?? Self.storeAbort(error)
-        }
-    }
-
-    /// Takes the outcomes of a group of sent operations, in order: answers to record, or the abort
-    /// that stops the push. Every answer the server gave is recorded, also those after an abort
-    /// (operations sent side by side, or later results of a batch).
-    func take(_ outcomes: [Outcome], of group: [ClaimedOperation], into push: inout PushRun) {
-        for _ in group { checkpoint?(.pushSent) }
-        for (sent, outcome) in zip(group, outcomes) {
-            switch outcome {
-            case .success(let item): push.answered.append(AnsweredOperation(sent: sent.record, outcome: .success(item)))
-            case .failure(let failure): push.answered.append(AnsweredOperation(sent: sent.record, outcome: .failure(failure)))
-            case .abort(let error): push.abort = push.abort ?? error
-            }
-        }
-    }
-
-    /// The operations a push claims (and whose answers it records) per store transaction.
-    static let pushBatch = 64
-
-    /// The batches a push keeps ready beside the one at the server, so that a slow step of its
-    /// own (a store checkpoint) does not keep the server waiting.
-    static let batchesReady = 2
 
     /// Counts and announces recorded answers.
     private func report(_ answered: [AnsweredOperation], into tally: inout PushTally) {
@@ -369,11 +233,7 @@ extension SyncContext {
     }
 
     /// How one sent operation ended, before it is recorded.
-    enum Outcome: Sendable {
-        case success(JSONObject?)
-        case failure(PushFailure)
-        case abort(SyncError)
-    }
+    typealias Outcome = PushMachine.Outcome
 
     /// Operations pushed and recorded so far.
     struct PushTally {
@@ -381,40 +241,10 @@ extension SyncContext {
         var failed = 0
     }
 
-    /// Where a push is.
-    struct PushRun {
-        /// The id of the last operation claimed.
-        var last: Int64 = 0
-        /// Claimed and not sent yet, the next one last.
-        var claimed: [ClaimedOperation] = []
-        /// Sent, the answer not recorded yet.
-        var answered: [AnsweredOperation] = []
-        /// The most operations per request (1: no batches).
-        var limit = 1
-        var tally = PushTally()
-        /// Why the push stops early.
-        var abort: SyncError?
-        /// The next operations, claimed in the background while the claimed ones are sent, and
-        /// the answers that claim's transaction records (``refillAhead(_:)``).
-        var ahead: (claim: Task<[ClaimedOperation], any Error>, recorded: [AnsweredOperation])?
-
-        /// Takes operations just claimed (in queue order) after those still claimed.
-        /// - Returns: `false` when there are none.
-        @discardableResult
-        mutating func adopt(_ operations: [ClaimedOperation]) -> Bool {
-            guard let newest = operations.last else { return false }
-            last = newest.record.id
-            claimed = operations.reversed() + claimed
-            return true
-        }
-
-        /// Stops the push when its run was cancelled (an explicit cancel or the task's).
-        /// - Returns: whether the push stops.
-        @discardableResult
-        mutating func stopIfCancelled(_ run: RunHandle) -> Bool {
-            if abort == nil, run.isCancelled { abort = SyncError.pushWasCancelled() }
-            return abort != nil
-        }
+    /// The outcome of an operation sent side by side, with its id.
+    struct SentAlongside: Sendable {
+        let id: Int64
+        let outcome: Outcome
     }
 
     /// Sends one operation through the conflict handler (or directly) and classifies the result.

@@ -11,7 +11,7 @@ import Testing
 /// store between two claims, and a claim that fails loses no answer.
 @Suite(.timeLimit(.minutes(2))) struct ClaimAheadTests {
     /// More operations than one claim takes.
-    static let count = SyncContext.pushBatch + 6
+    static let count = PushMachine.claimSize + 6
 
     static func insertAll(_ f: ClientFixture) async throws -> [String] {
         let ids = (0..<count).map { String(format: "i%03d", $0) }
@@ -86,7 +86,7 @@ import Testing
             #expect(error == .pushAbortedByLocalStore)
             // The operations of the first claim were sent and their answers recorded at the end;
             // the failed claim claimed nothing, so the rest wait as they were.
-            let sent = SyncContext.pushBatch
+            let sent = PushMachine.claimSize
             #expect(f.transport.requests.compactMap(ParallelPushTests.itemId) == Array(ids.prefix(sent)))
             let left = try await f.operations()
             #expect(left.map(\.itemId) == Array(ids.dropFirst(sent)))
