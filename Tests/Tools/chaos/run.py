@@ -21,6 +21,7 @@ from collections import Counter
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from actors import DeviceProcess, PostgresCluster, ServerInstance, mint_token  # noqa: E402
 from check import check, read_history  # noqa: E402
+from disk import DeviceDisk, mounting_possible, start_watchdog  # noqa: E402
 from proxy import FAULT_KINDS, FaultProxy  # noqa: E402
 from schedule import Shape, device_instance, device_user, make_schedule  # noqa: E402
 
@@ -48,6 +49,8 @@ class Run:
         self.servers = {f"s{i}": ServerInstance(f"s{i}", binaries["sync-server"], database, secret_file, directory)
                         for i in range(shape.instances)}
         self.devices, self.proxies, self.users, self.passphrases, self.tokens = {}, {}, {}, {}, {}
+        self.disks = {}  # device -> DeviceDisk (a tmpfs for its store), when the suite can mount
+        self.disk_windows = {}  # device -> [[start, end]] (wall-clock seconds) of its full disk
         for index in range(shape.devices):
             name = f"d{index}"
             self.users[name] = device_user(shape, index)
@@ -66,6 +69,11 @@ class Run:
             self.tokens[name] = mint_token(self.secret, user)
             directory = os.path.join(self.directory, name)
             os.makedirs(directory, exist_ok=True)
+            if mounting_possible():
+                disk = DeviceDisk(os.path.join(directory, "store"))
+                disk.mount()
+                self.disks[name] = disk
+            self.disk_windows[name] = []
             self.devices[name] = DeviceProcess(
                 name, self.binaries["chaos-device"], directory, f"http://127.0.0.1:{proxy.port}", self.policies[name],
                 self.seed * 100 + index)
@@ -83,6 +91,10 @@ class Run:
             proxy.close()
         for server in self.servers.values():
             server.stop()
+
+    def unmount_all(self):
+        for disk in self.disks.values():
+            disk.unmount()
 
     # MARK: the schedule
 
@@ -140,14 +152,31 @@ class Run:
             if self.cluster.running:
                 self.cluster.stop()
                 later(event.args["seconds"], self.cluster.start)
+        elif event.kind == "disk-full":
+            disk = self.disks.get(event.target)
+            if disk is None:
+                self.faults["disk-full (not run: mounting needs root)"] += 1
+            elif not disk.full:
+                window = [time.time(), None]
+                window.append(disk.fill(event.args.get("leave", 0)))
+                self.disk_windows[event.target].append(window)
+                later(event.args["seconds"], lambda: self.free_disk(event.target))
         elif event.kind in FAULT_KINDS:
             proxy = self.proxies[event.target]
             proxy.set_fault(event.kind, event.args.get("delay", 0.0))
             later(event.args["seconds"], proxy.heal)
 
+    def free_disk(self, name):
+        disk = self.disks[name]
+        if disk.full:
+            disk.free()
+            self.disk_windows[name][-1][1] = time.time()
+
     # MARK: settling and checking
 
     def heal(self):
+        for name in self.disks:
+            self.free_disk(name)
         if self.cluster is not None and not self.cluster.running:
             self.cluster.start()
         for server in self.servers.values():
@@ -217,16 +246,18 @@ class Run:
         return results
 
     def execute(self):
-        self.start()
         try:
+            self.start()
             self.play()
             self.heal()
             finals, rows, rounds = self.settle()
             verifications = self.verify()
         finally:
             self.stop_all()
+            self.unmount_all()
         histories = {name: read_history(device.history) for name, device in self.devices.items()}
-        divergences, stats = check(list(self.devices), self.users, histories, rows, finals, verifications)
+        windows = {name: [(start, end) for start, end, _ in spans] for name, spans in self.disk_windows.items()}
+        divergences, stats = check(list(self.devices), self.users, histories, rows, finals, verifications, windows)
         stats["settle rounds"] = rounds
         stats["commands skipped (device down)"] = self.skipped
         for proxy in self.proxies.values():
@@ -277,9 +308,9 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     # The checker's own tests first: a checker that cannot fail proves nothing.
-    import test_check
     import unittest
-    outcome = unittest.TextTestRunner(verbosity=0).run(unittest.defaultTestLoader.loadTestsFromModule(test_check))
+    suite = unittest.defaultTestLoader.loadTestsFromNames(["test_check", "test_disk"])
+    outcome = unittest.TextTestRunner(verbosity=0).run(suite)
     if not outcome.wasSuccessful():
         sys.exit("chaos: the checker's own tests failed")
     binaries = build_binaries(options.no_build)
@@ -290,6 +321,11 @@ def main():
     failed = 0
     totals = Counter()
     os.makedirs(options.workdir, exist_ok=True)
+    if mounting_possible():
+        start_watchdog(options.workdir)
+    else:
+        print("chaos: not root: the devices' stores get no disk of their own, and disk-full faults are not run",
+              flush=True)
     try:
         for number in range(options.runs):
             seed = first + number
