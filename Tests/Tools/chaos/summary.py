@@ -22,8 +22,12 @@ def main(paths):
             stats.update({key: value for key, value in record["stats"].items() if isinstance(value, int)})
         divergent = [record for record in records if record["divergences"]]
         seeds = sorted(record["seed"] for record in records)
+        builds = "/".join(sorted({record.get("build", "debug") for record in records}))
+        lengths = "/".join(f"{seconds:g}" for seconds in sorted({record["seconds"] for record in records}))
+        elapsed = sorted(record.get("elapsed", 0) for record in records)
         print(f"### {backend}: {len(records)} runs, {len(divergent)} divergent "
-              f"(seeds {seeds[0]}–{seeds[-1]}, {records[0]['seconds']:g} s each)\n")
+              f"(seeds {seeds[0]}–{seeds[-1]}, {lengths} s each, {builds} builds, "
+              f"{elapsed[0]:.0f}–{elapsed[-1]:.0f} s a run in all)\n")
         print("| Fault | Injected |\n| --- | --- |")
         for kind, count in sorted(faults.items()):
             print(f"| {kind} | {count} |")
