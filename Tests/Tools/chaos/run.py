@@ -279,8 +279,8 @@ def build_binaries(no_build, release=False):
         for product in ("sync-server", "chaos-device", "sync-keys"):
             subprocess.run(["swift", "build", *configuration, "--product", product], cwd=root, check=True,
                            stdin=subprocess.DEVNULL)
-    bin_path = subprocess.run(["swift", "build", *configuration, "--show-bin-path"], cwd=root, check=True,
-                              capture_output=True, text=True).stdout.strip()
+    # SwiftPM's link to the configuration's products: no `swift build` (and its lock) for --no-build.
+    bin_path = os.path.join(root, ".build", "release" if release else "debug")
     binaries = {name: os.path.join(bin_path, name) for name in ("sync-server", "chaos-device", "sync-keys")}
     for name, path in binaries.items():
         if not os.access(path, os.X_OK):
