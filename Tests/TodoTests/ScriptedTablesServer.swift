@@ -1,4 +1,5 @@
 import Foundation
+import SyncTestSupport
 import Synchronization
 
 /// A tables server on 127.0.0.1 (a port of the kernel's choosing) that answers each request as
@@ -36,24 +37,9 @@ final class ScriptedTablesServer: Sendable {
 
     /// Starts listening and answering with `script`.
     init(_ script: @escaping @Sendable (Request) -> Answer) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 && listen(descriptor, 16) == 0
-            }
-        }
-        guard bound else {
-            let code = errno
-            close(descriptor)
-            throw POSIXError(.init(rawValue: code) ?? .EIO)
-        }
+        let (descriptor, port) = try loopbackSocket(listening: true)
         self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let seen = self.seen
         Thread.detachNewThread {
             while true {
