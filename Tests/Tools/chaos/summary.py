@@ -8,6 +8,17 @@ import sys
 from collections import Counter, defaultdict
 
 
+def ranges(seeds):
+    """Sorted seeds as runs of consecutive ones: `2000–2049, 10000–10013`."""
+    spans = []
+    for seed in seeds:
+        if spans and seed == spans[-1][1] + 1:
+            spans[-1][1] = seed
+        elif not spans or seed != spans[-1][1]:
+            spans.append([seed, seed])
+    return ", ".join(f"{a}–{b}" if a != b else f"{a}" for a, b in spans)
+
+
 def main(paths):
     runs = defaultdict(list)
     for path in paths:
@@ -26,7 +37,7 @@ def main(paths):
         lengths = "/".join(f"{seconds:g}" for seconds in sorted({record["seconds"] for record in records}))
         elapsed = sorted(record.get("elapsed", 0) for record in records)
         print(f"### {backend}: {len(records)} runs, {len(divergent)} divergent "
-              f"(seeds {seeds[0]}–{seeds[-1]}, {lengths} s each, {builds} builds, "
+              f"(seeds {ranges(seeds)}, {lengths} s each, {builds} builds, "
               f"{elapsed[0]:.0f}–{elapsed[-1]:.0f} s a run in all)\n")
         print("| Fault | Injected |\n| --- | --- |")
         for kind, count in sorted(faults.items()):
