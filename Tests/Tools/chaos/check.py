@@ -12,13 +12,17 @@ def fold(item_id):
 
 
 def tag(value):
-    """An ETag, If-Match or version, without W/ and quotes."""
+    """An ETag, If-Match or version, without the weak prefix (`W/` before the quotes) and quotes.
+    A version itself may begin with `W/` (a random base64 text does, 1 in 4096): only `W/"` is a
+    prefix."""
     if not isinstance(value, str):
         return None
     value = value.strip()
-    if value.startswith("W/"):
+    if value.startswith('W/"'):
         value = value[2:]
-    return value.strip('"')
+    if len(value) >= 2 and value.startswith('"') and value.endswith('"'):
+        value = value[1:-1]
+    return value
 
 
 def instant(value):

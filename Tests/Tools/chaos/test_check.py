@@ -48,6 +48,16 @@ class CheckerTests(unittest.TestCase):
         found = self.run_check(history, [final], [{"id": "a", "version": "v9", "text": "other"}])
         self.assertTrue(any("acknowledged write lost" in line for line in found), found)
 
+    def test_a_version_that_begins_with_w_slash_is_not_a_weak_etag(self):
+        # Seeds 20109 and 20117: the server's version "W/TqJiuagj7utq5Z" was overwritten by a delete
+        # sent with If-Match "W/TqJiuagj7utq5Z"; the checker took the version's W/ for a weak prefix.
+        history = [send(1, "POST", "/tables/todos", T0, {"id": "a", "text": "x"}),
+                   recv(1, 201, T0 + 0.1, item("W/TqJiuagj7utq5Z", "x", "2026-01-01T00:00:01.000Z")),
+                   send(2, "DELETE", "/tables/todos/a", T0 + 1, if_match="W/TqJiuagj7utq5Z"),
+                   recv(2, 200, T0 + 1.1, item("cKDdFeRqGrNiqpNb", "x", "2026-01-01T00:00:02.000Z", deleted=True))]
+        final = item("cKDdFeRqGrNiqpNb", "x", "2026-01-01T00:00:02.000Z", deleted=True)
+        self.assertEqual(self.run_check(history, [final], []), [])
+
     def test_a_batch_write_counts_as_acknowledged(self):
         history = [send(1, "POST", "/batch/todos", T0, {"operations": [{"method": "POST", "item": {"id": "a", "text": "x"}}]}),
                    recv(1, 200, T0 + 0.1, {"results": [{"status": 201, "body": item("v1", "x", "2026-01-01T00:00:01.000Z")}]})]
