@@ -89,7 +89,8 @@ class PostgresCluster:
 
 
 class ServerInstance:
-    """One sync-server process; restarted on the port it first got."""
+    """One sync-server process; each start takes a new port of the kernel's choosing (the port of a
+    killed instance may be taken by another process meanwhile: another job's, another test's)."""
 
     def __init__(self, name, binary, database, secret_file, directory):
         self.name, self.binary, self.database, self.secret_file = name, binary, database, secret_file
@@ -107,7 +108,7 @@ class ServerInstance:
             log = open(self.log_path, "ab")
             # A local name: a kill-server of the schedule may set self.process to None meanwhile.
             process = subprocess.Popen(
-                [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--database", self.database,
+                [self.binary, "--host", "127.0.0.1", "--port", "0", "--database", self.database,
                  "--jwt-secret-file", self.secret_file, "--per-user-tables", "all", "--log-level", "warning",
                  "--change-poll-interval", "100"],
                 stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
@@ -124,7 +125,7 @@ class ServerInstance:
             process.wait()
             if self.process is process:
                 self.process = None
-            time.sleep(0.25)  # the port is still held, or the database is away
+            time.sleep(0.25)  # the database is away
         return False
 
     @property

@@ -44,6 +44,7 @@ class Run:
         self.servers = {f"s{i}": ServerInstance(f"s{i}", binaries["sync-server"], database, secret_file, directory)
                         for i in range(shape.instances)}
         self.devices, self.proxies, self.users, self.passphrases, self.tokens = {}, {}, {}, {}, {}
+        self.instance_of = {}  # device -> the name of its server instance
         self.disks = {}  # device -> DeviceDisk (a tmpfs for its store), when the suite can mount
         self.disk_windows = {}  # device -> [[start, end]] (wall-clock seconds) of its full disk
         for index in range(shape.devices):
@@ -59,6 +60,7 @@ class Run:
                 raise RuntimeError(f"sync-server {server.name} did not start (see {server.log_path})")
         for index, (name, user) in enumerate(self.users.items()):
             server = self.servers[device_instance(self.shape, index)]
+            self.instance_of[name] = server.name
             proxy = FaultProxy(server.port)
             self.proxies[name] = proxy
             self.tokens[name] = mint_token(self.secret, user)
@@ -142,7 +144,8 @@ class Run:
             server = self.servers[event.target]
             if server.alive:
                 server.kill()
-                later(event.args["down"], server.start)
+                self.point_proxies(server)
+                later(event.args["down"], lambda: self.restart_server(server))
         elif event.kind == "storage-outage":
             if self.cluster.running:
                 self.cluster.stop()
@@ -161,6 +164,17 @@ class Run:
             proxy.set_fault(event.kind, event.args.get("delay", 0.0))
             later(event.args["seconds"], proxy.heal)
 
+    def restart_server(self, server):
+        server.start()
+        self.point_proxies(server)
+
+    def point_proxies(self, server):
+        """Points the proxies of the server's devices at its current port, or at nothing while it
+        is down (its old port may be another process's by then)."""
+        for name, proxy in self.proxies.items():
+            if self.instance_of[name] == server.name:
+                proxy.upstream_port = server.port if server.alive else None
+
     def free_disk(self, name):
         disk = self.disks[name]
         if disk.full:
@@ -176,7 +190,7 @@ class Run:
             self.cluster.start()
         for server in self.servers.values():
             if not server.alive:
-                server.start()
+                self.restart_server(server)
         for proxy in self.proxies.values():
             proxy.heal()
         for name, device in self.devices.items():
