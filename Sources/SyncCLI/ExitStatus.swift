@@ -31,6 +31,12 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// The TPM slot cannot be used here: the TPM cannot be reached, does not hold the slot's key
     /// (a store moved to another device, a cleared TPM), or refused the slot's PCR policy.
     case tpmUnavailable = 10
+    /// A conflict's resolution would send the server the request it refused, unchanged (`todo
+    /// conflicts`): nothing was changed; choose another resolution.
+    case resolutionWouldRepeat = 11
+    /// The server holds items whose ids differ only in letter case (`todo pull`, `sync`): one of
+    /// each pair was left alone on the server; the rest of the pull was applied.
+    case itemIDCaseClash = 12
 
     /// The exit status for an error thrown by a command.
     public static func `for`(_ error: any Error) -> ExitStatus {

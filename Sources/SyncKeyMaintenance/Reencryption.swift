@@ -383,6 +383,12 @@ enum Reencryption {
         case .readOnly, .cantOpen, .permission:
             return StoreError.fileSystem("Cannot write in \(directory): the directory or the disk is read-only.")
         case _ where ResultCode.ioError ~= error.code || error.message.contains("disk I/O error"):
+            // On a nearly full disk, SQLite reports a failed write as an I/O error: say "full".
+            if (StoreFiles.freeBytes(in: database.deletingLastPathComponent()) ?? .max) < StoreError.nearlyFullBytes {
+                return StoreError.diskFull(
+                    "Disk full: not enough free disk space in \(directory) (an I/O error on a nearly full disk). Free some disk space, then run the command again."
+                )
+            }
             return StoreError.ioError(
                 "A disk I/O error occurred while writing in \(directory); the disk may be failing. Check it, then run the command again.")
         default:

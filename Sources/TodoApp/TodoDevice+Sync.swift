@@ -79,8 +79,18 @@ extension TodoDevice {
     /// Settles one push error.
     /// - Returns: what was done: `client`, `server` or `cancel` for a change on the server,
     ///   `restore` or `accept` for an item deleted on the server or missing there.
+    /// - Throws: ``TodoError/resolutionWouldRepeat`` when the resolution would send the request the
+    ///   server refused, unchanged (nothing was changed: choose another).
     @discardableResult
     public func resolve(_ conflict: TableOperationError, with resolution: Resolution) async throws -> Resolution {
+        do {
+            return try await settle(conflict, with: resolution)
+        } catch SyncError.resolutionWouldRepeat {
+            throw TodoError.resolutionWouldRepeat(itemId: conflict.itemId, resolution: resolution.rawValue)
+        }
+    }
+
+    private func settle(_ conflict: TableOperationError, with resolution: Resolution) async throws -> Resolution {
         switch (conflict.conflict, resolution) {
         case (.deletedOnServer?, .client), (.deletedOnServer?, .restore), (.missingOnServer?, .client), (.missingOnServer?, .restore):
             try await conflict.keepLocalChange()
@@ -105,7 +115,7 @@ extension TodoDevice {
     }
 
     /// A network failure becomes ``TodoError/offline(pending:)``; push conflicts become
-    /// ``TodoError/conflicts(_:)``; other server errors (attachments refused for good too)
+    /// ``TodoError/conflicts(_:)``; ids that differ only in case ``TodoError/itemIDCaseClash(_:)``; other server errors (attachments refused for good too)
     /// ``TodoError/server(_:)``.
     func translate(_ error: any Error) async throws -> any Error {
         guard let sync = error as? SyncError else { return error }
@@ -118,6 +128,9 @@ extension TodoDevice {
             if conflicts > 0 { return TodoError.conflicts(conflicts) }
             let first = sync.operationErrors.first
             return TodoError.server(first.map { "HTTP \($0.statusCode.map(String.init) ?? "?"): \($0.message)" } ?? sync.description)
+        }
+        if sync == .itemIDCaseClash {
+            return TodoError.itemIDCaseClash(sync.itemIDCaseClashes.map { (local: $0.localId, server: $0.serverId) })
         }
         if sync == .attachmentTransferFailed {
             let status = sync.statusCode.map { "HTTP \($0)" } ?? sync.description

@@ -8,10 +8,12 @@ public struct TodoError: Error, Sendable, CustomStringConvertible {
     enum Code: String, Sendable, Hashable {
         case unknownID, ambiguousID, offline, conflicts, unauthorized, server, nothingToChange
         case unknownAttachment, ambiguousAttachment
+        case resolutionWouldRepeat, itemIDCaseClash
     }
 
     let code: Code
-    /// The id prefix given (``unknownID``, ``ambiguousID``) or the server's failure (``server``).
+    /// The id prefix given (``unknownID``, ``ambiguousID``), the server's failure (``server``), the
+    /// item and the resolution (``resolutionWouldRepeat``) or the clashing ids (``itemIDCaseClash``).
     public let reason: String?
     /// How many: the items an id prefix matches (``ambiguousID``), the changes queued
     /// (``offline``), the conflicts left (``conflicts``).
@@ -37,6 +39,14 @@ public struct TodoError: Error, Sendable, CustomStringConvertible {
         case .nothingToChange: return "Nothing to change: give --text and/or --complete."
         case .unknownAttachment: return "The item has no attachment named '\(prefix)'."
         case .ambiguousAttachment: return "The item has \(n) attachments named '\(prefix)'."
+        case .resolutionWouldRepeat:
+            return "\(prefix) would send the server the change it refused, unchanged, and it would refuse it again; "
+                + "nothing was changed. Resolve it with `todo conflicts --resolve cancel` (drops your change; "
+                + "`server` or `accept` take the server's side)."
+        case .itemIDCaseClash:
+            return "The server has items whose ids differ only in letter case (\(prefix)). todo keeps one item per id "
+                + "whatever its case, so it left the server's one alone (not merged, not changed) and pulled the rest. "
+                + "Rename or delete one of them on the server, then pull again."
         }
     }
 }
@@ -72,6 +82,10 @@ extension TodoError {
     public static let unknownAttachment = TodoError(.unknownAttachment)
     /// The item has several attachments with the name given (the kind).
     public static let ambiguousAttachment = TodoError(.ambiguousAttachment)
+    /// A conflict's resolution would repeat the request the server refused (the kind).
+    public static let resolutionWouldRepeat = TodoError(.resolutionWouldRepeat)
+    /// A pull met server items whose ids differ only in ASCII case (the kind).
+    public static let itemIDCaseClash = TodoError(.itemIDCaseClash)
 
     /// No item has an id starting with this prefix.
     ///
@@ -97,6 +111,26 @@ extension TodoError {
     ///
     /// - Parameter message: What the server said (its status and message).
     public static func server(_ message: String) -> TodoError { TodoError(.server, reason: message) }
+    /// The resolution of a conflict would send the request the server refused, unchanged.
+    ///
+    /// - Parameters:
+    ///   - itemId: The item of the conflict.
+    ///   - resolution: The resolution asked for (`client`, `restore`).
+    public static func resolutionWouldRepeat(itemId: String, resolution: String) -> TodoError {
+        TodoError(.resolutionWouldRepeat, reason: "Resolving \(itemId) with '\(resolution)'")
+    }
+    /// A pull met server items whose ids differ only in ASCII case; it kept one of each pair.
+    ///
+    /// - Parameter clashes: The pairs: the id this device holds and the server's other one (a pair
+    ///   given twice is named once).
+    public static func itemIDCaseClash(_ clashes: [(local: String, server: String)]) -> TodoError {
+        // A pull can meet a pair more than once (a page read again): each pair is named once.
+        var seen: Set<String> = []
+        let clashes = clashes.filter { seen.insert("\($0.local)\u{0}\($0.server)").inserted }
+        let named = clashes.prefix(3).map { "'\($0.local)' here, '\($0.server)' on the server" }
+        let more = clashes.count > 3 ? " and \(clashes.count - 3) more" : ""
+        return TodoError(.itemIDCaseClash, reason: named.joined(separator: "; ") + more, count: clashes.count)
+    }
     /// The item has no attachment with this name.
     ///
     /// - Parameter name: The attachment name given.

@@ -21,6 +21,9 @@ actor Device {
     private var live: LiveSync?
     private var token = ""
     private var passphrase: SecretBytes?
+    /// The passphrases of the last `open` command, tried again when the store is not open (an open
+    /// that met a full disk).
+    private var candidates: [String] = []
     private var running: [Task<Void, Never>] = []
 
     static let table = "todos"
@@ -44,6 +47,7 @@ actor Device {
         } catch {
             reply["ok"] = .bool(false)
             reply["error"] = .string("\(error)")
+            reply["errorKind"] = .string(errorKind(error))
         }
         var logged = reply
         for (key, value) in command where key != "token" && key != "passphrases" && key != "new" { logged["arg." + key] = value }
@@ -54,10 +58,14 @@ actor Device {
     private func perform(_ op: String, _ command: JSONObject) async throws -> JSONObject {
         let id = command["id"]?.stringValue ?? ""
         let text = command["text"]?.stringValue ?? ""
+        if op != "open", op != "close", store == nil, !candidates.isEmpty {
+            // The store did not open (a full disk, or its reopening after a key change failed): try again.
+            try await reopen()
+        }
         switch op {
         case "open":
             token = command["token"]?.stringValue ?? ""
-            let candidates = command["passphrases"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            candidates = command["passphrases"]?.arrayValue?.compactMap(\.stringValue) ?? []
             return try await open(candidates)
         case "insert", "undelete":
             // An undelete is an insert of an id the device deleted: the server answers with its
@@ -113,6 +121,21 @@ actor Device {
         throw DeviceError.noPassphrase
     }
 
+    /// Opens the store again with the current passphrase, or else with the last `open` command's.
+    private func reopen() async throws {
+        if let passphrase {
+            do {
+                let opened = try await SQLiteStore.open(
+                    at: storeURL, encryption: .passphrase(passphrase), options: StoreOptions(allowInsecureKeyProfile: true))
+                attach(opened, passphrase: passphrase)
+                log.write("reopened")
+                return
+            } catch StoreError.wrongPassphrase {}
+        }
+        _ = try await open(candidates)
+        log.write("reopened")
+    }
+
     private func attach(_ opened: SQLiteStore, passphrase secret: SecretBytes) {
         let token = self.token
         let client = MobileServiceClient(
@@ -127,9 +150,11 @@ actor Device {
         _ = try await setLive(false)
         for task in running { await task.value }
         running = []
-        if let store { try await store.close() }
+        let closing = store
+        // A close that fails (a checkpoint on a full disk) leaves no usable store either.
         store = nil
         context = nil
+        if let closing { try await closing.close() }
     }
 
     /// Changes the passphrase or rotates the data key with the store closed, then opens it again.
@@ -151,7 +176,9 @@ actor Device {
             }
         } catch {
             result["keyError"] = .string("\(error)")
+            result["keyErrorKind"] = .string(errorKind(error))
         }
+        self.passphrase = current
         let opened = try await SQLiteStore.open(
             at: storeURL, encryption: .passphrase(current), options: StoreOptions(allowInsecureKeyProfile: true))
         attach(opened, passphrase: current)
@@ -195,6 +222,7 @@ actor Device {
         } catch {
             fields["ok"] = .bool(false)
             fields["error"] = .string("\(error)")
+            fields["errorKind"] = .string(errorKind(error))
         }
         log.write("job", fields)
         if case .pull = job { await snapshot() }
@@ -246,6 +274,7 @@ actor Device {
             } catch {
                 fields["ok"] = .bool(false)
                 fields["error"] = .string("\(error)")
+                fields["errorKind"] = .string(errorKind(error))
             }
             log.write("conflict", fields)
         }
@@ -312,6 +341,19 @@ actor Device {
         }
         log.write("snapshot", ["rows": .array(brief)])
     }
+}
+
+/// The kind of a failure as the checker sorts it: `diskFull` and `ioError` for the store's typed
+/// disk errors (bare, or behind a `SyncError`), `store` for another store error, `sync` for
+/// another `SyncError`, `other` for the rest.
+func errorKind(_ error: any Error) -> String {
+    let store = (error as? StoreError) ?? (error as? SyncError)?.storeError
+    if let store {
+        if store == .diskFull { return "diskFull" }
+        if store == .ioError { return "ioError" }
+        return "store"
+    }
+    return error is SyncError ? "sync" : "other"
 }
 
 /// How a device resolves the conflicts its pushes meet.

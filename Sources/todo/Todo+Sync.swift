@@ -126,9 +126,17 @@ extension Todo {
                     Terminal.print("  local:  \(Self.describe(conflict.item))")
                     Terminal.print("  server: \(Self.describe(conflict.serverItem))")
                     let gone = conflict.conflict == .deletedOnServer || conflict.conflict == .missingOnServer
-                    let choice = try resolve ?? (gone ? Self.askRestore() : Self.ask())
-                    let done = try await d.resolve(conflict, with: choice)
-                    Terminal.print("  resolved: \(done.rawValue)")
+                    var done: TodoDevice.Resolution?
+                    while done == nil {
+                        let choice = try resolve ?? (gone ? Self.askRestore() : Self.ask())
+                        do {
+                            done = try await d.resolve(conflict, with: choice)
+                        } catch let error as TodoError where error == TodoError.resolutionWouldRepeat && resolve == nil {
+                            // On a terminal, a choice that cannot work is said, and asked again.
+                            Terminal.print("  \(TodoError.resolutionWouldRepeat(itemId: Output.short(conflict.itemId), resolution: choice.rawValue))")
+                        }
+                    }
+                    Terminal.print("  resolved: \(done?.rawValue ?? "")")
                 }
                 let pushed = try await d.push()
                 Terminal.print("pushed \(pushed) change\(pushed == 1 ? "" : "s")")

@@ -133,6 +133,8 @@ struct DeviceOptions: ParsableArguments {
     static func exit(for error: any Error) -> any Error {
         if let sync = error as? SyncError, let store = sync.storeError { return store }
         guard let todo = error as? TodoError else { return error }
+        if todo == TodoError.resolutionWouldRepeat { return CLIError(.resolutionWouldRepeat, todo.description) }
+        if todo == TodoError.itemIDCaseClash { return CLIError(.itemIDCaseClash, todo.description) }
         switch todo {
         case .offline:
             return CLIError(.offline, todo.description)

@@ -89,7 +89,8 @@ class PostgresCluster:
 
 
 class ServerInstance:
-    """One sync-server process; restarted on the port it first got."""
+    """One sync-server process; each start takes a new port of the kernel's choosing (the port of a
+    killed instance may be taken by another process meanwhile: another job's, another test's)."""
 
     def __init__(self, name, binary, database, secret_file, directory):
         self.name, self.binary, self.database, self.secret_file = name, binary, database, secret_file
@@ -105,23 +106,26 @@ class ServerInstance:
             return True
         for _ in range(12):
             log = open(self.log_path, "ab")
-            self.process = subprocess.Popen(
-                [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--database", self.database,
+            # A local name: a kill-server of the schedule may set self.process to None meanwhile.
+            process = subprocess.Popen(
+                [self.binary, "--host", "127.0.0.1", "--port", "0", "--database", self.database,
                  "--jwt-secret-file", self.secret_file, "--per-user-tables", "all", "--log-level", "warning",
                  "--change-poll-interval", "100"],
                 stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+            self.process = process
             log.close()
-            ready, _, _ = select.select([self.process.stdout], [], [], 5)
-            line = self.process.stdout.readline().decode() if ready else ""
+            ready, _, _ = select.select([process.stdout], [], [], 5)
+            line = process.stdout.readline().decode() if ready else ""
             if line.startswith("listening on "):
                 self.port = int(line.strip().rsplit(":", 1)[1])
                 self.starts += 1
-                threading.Thread(target=self.process.stdout.read, daemon=True).start()
+                threading.Thread(target=process.stdout.read, daemon=True).start()
                 return True
-            self.process.kill()
-            self.process.wait()
-            self.process = None
-            time.sleep(0.25)  # the port is still held, or the database is away
+            process.kill()
+            process.wait()
+            if self.process is process:
+                self.process = None
+            time.sleep(0.25)  # the database is away
         return False
 
     @property

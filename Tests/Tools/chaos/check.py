@@ -12,13 +12,17 @@ def fold(item_id):
 
 
 def tag(value):
-    """An ETag, If-Match or version, without W/ and quotes."""
+    """An ETag, If-Match or version, without the weak prefix (`W/` before the quotes) and quotes.
+    A version itself may begin with `W/` (a random base64 text does, 1 in 4096): only `W/"` is a
+    prefix."""
     if not isinstance(value, str):
         return None
     value = value.strip()
-    if value.startswith("W/"):
+    if value.startswith('W/"'):
         value = value[2:]
-    return value.strip('"')
+    if len(value) >= 2 and value.startswith('"') and value.endswith('"'):
+        value = value[1:-1]
+    return value
 
 
 def instant(value):
@@ -117,15 +121,54 @@ def ok(status):
     return isinstance(status, int) and 200 <= status < 300
 
 
-def check(devices, users, histories, server_rows, finals, verifications):
+# A command that began while the disk was full may fail a little after it was freed.
+DISK_FULL_SLACK = 1.0
+STORE_KINDS = ("store", "ioError", "diskFull")
+
+
+def failures_of(line):
+    """(kind, text) of each failure a history line reports: a command, a job, a resolution, or
+    the key change of a passphrase change or rotation."""
+    found = []
+    if line.get("ev") in ("done", "job", "conflict") and line.get("ok") is False:
+        found.append((line.get("errorKind"), line.get("error") or ""))
+    if line.get("keyError"):
+        found.append((line.get("keyErrorKind"), line.get("keyError")))
+    return found
+
+
+def check_disk_full(device, lines, windows, divergences, stats):
+    """While a device's disk is full, every store failure it reports is the typed disk-full error
+    (not a raw SQLite error, an I/O error or another store error); counts the errors and the
+    full-disk faults that met one."""
+    met = set()
+    for line in lines:
+        for kind, text in failures_of(line):
+            if kind == "diskFull":
+                stats["disk-full errors reported"] += 1
+            during = [index for index, (start, end) in enumerate(windows)
+                      if start <= line.get("t", 0) <= (end if end is not None else float("inf")) + DISK_FULL_SLACK]
+            if not during:
+                continue
+            if kind == "diskFull":
+                met.update(during)
+            elif kind in STORE_KINDS or "SQLite" in text or "localStoreFailed" in text:
+                divergences.append(f"{device}: a full disk reported as {kind}, not diskFull: {text[:300]}")
+    stats["disk-full faults"] += len(windows)
+    stats["disk-full faults met by a typed error"] += len(met)
+
+
+def check(devices, users, histories, server_rows, finals, verifications, disk_full=None):
     """devices: names; users: device -> user; histories: device -> lines; server_rows: user ->
     items (deleted ones included); finals: device -> the last settle reply or None;
-    verifications: device -> (passed, text). Returns (divergences, stats)."""
+    verifications: device -> (passed, text); disk_full: device -> [(start, end)] wall-clock
+    seconds its store's disk was full. Returns (divergences, stats)."""
     divergences = []
     stats = defaultdict(int)
     writes_by_user = defaultdict(list)
     for device in devices:
         lines = histories[device]
+        check_disk_full(device, lines, (disk_full or {}).get(device, []), divergences, stats)
         requests = requests_of(lines)
         writes = writes_of(device, requests)
         writes_by_user[users[device]].extend(writes)

@@ -93,7 +93,10 @@ class FaultProxy:
 
     def _pump(self, client, generation):
         try:
-            upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=2)
+            port = self.upstream_port
+            if port is None:  # the server is down: its old port may belong to another process now
+                raise ConnectionRefusedError
+            upstream = socket.create_connection(("127.0.0.1", port), timeout=2)
         except OSError:
             _reset(client)
             return

@@ -2,27 +2,23 @@
 """The chaos suite of CipherSync: devices, servers and a fault-injecting proxy per device on
 loopback, a seeded schedule of operations and faults, and a checker (see docs/chaos.md).
 
-    scripts/chaos [--runs N] [--seconds S] [--seed S] [--backend sqlite|postgres] [--keep]
+The campaign around the runs (options, seeds, parallel jobs, the totals) is campaign.py.
 """
-import argparse
 import json
 import os
-import random
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from actors import DeviceProcess, PostgresCluster, ServerInstance, mint_token  # noqa: E402
+from actors import DeviceProcess, ServerInstance, mint_token  # noqa: E402
 from check import check, read_history  # noqa: E402
+from disk import DeviceDisk, mounting_possible  # noqa: E402
 from proxy import FAULT_KINDS, FaultProxy  # noqa: E402
-from schedule import Shape, device_instance, device_user, make_schedule  # noqa: E402
+from schedule import device_instance, device_user, make_schedule  # noqa: E402
 
 SETTLE_ROUNDS = 6
 SETTLE_TIMEOUT = 120
@@ -48,6 +44,9 @@ class Run:
         self.servers = {f"s{i}": ServerInstance(f"s{i}", binaries["sync-server"], database, secret_file, directory)
                         for i in range(shape.instances)}
         self.devices, self.proxies, self.users, self.passphrases, self.tokens = {}, {}, {}, {}, {}
+        self.instance_of = {}  # device -> the name of its server instance
+        self.disks = {}  # device -> DeviceDisk (a tmpfs for its store), when the suite can mount
+        self.disk_windows = {}  # device -> [[start, end]] (wall-clock seconds) of its full disk
         for index in range(shape.devices):
             name = f"d{index}"
             self.users[name] = device_user(shape, index)
@@ -61,11 +60,17 @@ class Run:
                 raise RuntimeError(f"sync-server {server.name} did not start (see {server.log_path})")
         for index, (name, user) in enumerate(self.users.items()):
             server = self.servers[device_instance(self.shape, index)]
+            self.instance_of[name] = server.name
             proxy = FaultProxy(server.port)
             self.proxies[name] = proxy
             self.tokens[name] = mint_token(self.secret, user)
             directory = os.path.join(self.directory, name)
             os.makedirs(directory, exist_ok=True)
+            if mounting_possible():
+                disk = DeviceDisk(os.path.join(directory, "store"))
+                disk.mount()
+                self.disks[name] = disk
+            self.disk_windows[name] = []
             self.devices[name] = DeviceProcess(
                 name, self.binaries["chaos-device"], directory, f"http://127.0.0.1:{proxy.port}", self.policies[name],
                 self.seed * 100 + index)
@@ -83,6 +88,10 @@ class Run:
             proxy.close()
         for server in self.servers.values():
             server.stop()
+
+    def unmount_all(self):
+        for disk in self.disks.values():
+            disk.unmount()
 
     # MARK: the schedule
 
@@ -135,24 +144,53 @@ class Run:
             server = self.servers[event.target]
             if server.alive:
                 server.kill()
-                later(event.args["down"], server.start)
+                self.point_proxies(server)
+                later(event.args["down"], lambda: self.restart_server(server))
         elif event.kind == "storage-outage":
             if self.cluster.running:
                 self.cluster.stop()
                 later(event.args["seconds"], self.cluster.start)
+        elif event.kind == "disk-full":
+            disk = self.disks.get(event.target)
+            if disk is None:
+                self.faults["disk-full (not run: mounting needs root)"] += 1
+            elif not disk.full:
+                window = [time.time(), None]
+                window.append(disk.fill(event.args.get("leave", 0)))
+                self.disk_windows[event.target].append(window)
+                later(event.args["seconds"], lambda: self.free_disk(event.target))
         elif event.kind in FAULT_KINDS:
             proxy = self.proxies[event.target]
             proxy.set_fault(event.kind, event.args.get("delay", 0.0))
             later(event.args["seconds"], proxy.heal)
 
+    def restart_server(self, server):
+        server.start()
+        self.point_proxies(server)
+
+    def point_proxies(self, server):
+        """Points the proxies of the server's devices at its current port, or at nothing while it
+        is down (its old port may be another process's by then)."""
+        for name, proxy in self.proxies.items():
+            if self.instance_of[name] == server.name:
+                proxy.upstream_port = server.port if server.alive else None
+
+    def free_disk(self, name):
+        disk = self.disks[name]
+        if disk.full:
+            disk.free()
+            self.disk_windows[name][-1][1] = time.time()
+
     # MARK: settling and checking
 
     def heal(self):
+        for name in self.disks:
+            self.free_disk(name)
         if self.cluster is not None and not self.cluster.running:
             self.cluster.start()
         for server in self.servers.values():
             if not server.alive:
-                server.start()
+                self.restart_server(server)
         for proxy in self.proxies.values():
             proxy.heal()
         for name, device in self.devices.items():
@@ -217,16 +255,18 @@ class Run:
         return results
 
     def execute(self):
-        self.start()
         try:
+            self.start()
             self.play()
             self.heal()
             finals, rows, rounds = self.settle()
             verifications = self.verify()
         finally:
             self.stop_all()
+            self.unmount_all()
         histories = {name: read_history(device.history) for name, device in self.devices.items()}
-        divergences, stats = check(list(self.devices), self.users, histories, rows, finals, verifications)
+        windows = {name: [(start, end) for start, end, _ in spans] for name, spans in self.disk_windows.items()}
+        divergences, stats = check(list(self.devices), self.users, histories, rows, finals, verifications, windows)
         stats["settle rounds"] = rounds
         stats["commands skipped (device down)"] = self.skipped
         for proxy in self.proxies.values():
@@ -246,92 +286,22 @@ def verdict(done):
     return not failed, "; ".join(f"{check.get('name')}: {check.get('detail')}" for check in failed)
 
 
-def build_binaries(no_build):
+def build_binaries(no_build, release=False):
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    configuration = ["-c", "release"] if release else []
     if not no_build:
         for product in ("sync-server", "chaos-device", "sync-keys"):
-            subprocess.run(["swift", "build", "--product", product], cwd=root, check=True, stdin=subprocess.DEVNULL)
-    bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=root, check=True, capture_output=True,
-                              text=True).stdout.strip()
+            subprocess.run(["swift", "build", *configuration, "--product", product], cwd=root, check=True,
+                           stdin=subprocess.DEVNULL)
+    # SwiftPM's link to the configuration's products: no `swift build` (and its lock) for --no-build.
+    bin_path = os.path.join(root, ".build", "release" if release else "debug")
     binaries = {name: os.path.join(bin_path, name) for name in ("sync-server", "chaos-device", "sync-keys")}
     for name, path in binaries.items():
         if not os.access(path, os.X_OK):
-            sys.exit(f"chaos: {path} is missing: run swift build --product {name}")
+            sys.exit(f"chaos: {path} is missing: run swift build {' '.join(configuration)} --product {name}".replace("  ", " "))
     return binaries
 
 
-def main():
-    parser = argparse.ArgumentParser(prog="scripts/chaos", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=1, help="runs in the campaign (seeds SEED, SEED+1, …)")
-    parser.add_argument("--seconds", type=float, default=40, help="seconds of operations and faults per run")
-    parser.add_argument("--seed", type=int, help="the first seed (a random one by default); one run replays it")
-    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
-                        help="sqlite: one server instance; postgres: two instances on a private cluster")
-    parser.add_argument("--devices", type=int, default=5)
-    parser.add_argument("--keep", action="store_true", help="keep the histories of runs that pass too")
-    parser.add_argument("--report", help="append one JSON line per run to this file")
-    parser.add_argument("--no-build", action="store_true", help="use the binaries already built")
-    parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ciphersync-chaos"))
-    options = parser.parse_args()
-    # Stopped by a signal, a campaign still stops its processes and its cluster (the finally blocks).
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    # The checker's own tests first: a checker that cannot fail proves nothing.
-    import test_check
-    import unittest
-    outcome = unittest.TextTestRunner(verbosity=0).run(unittest.defaultTestLoader.loadTestsFromModule(test_check))
-    if not outcome.wasSuccessful():
-        sys.exit("chaos: the checker's own tests failed")
-    binaries = build_binaries(options.no_build)
-    postgres = options.backend == "postgres"
-    shape = Shape(seconds=options.seconds, devices=options.devices, instances=2 if postgres else 1, postgres=postgres)
-    first = options.seed if options.seed is not None else random.SystemRandom().randrange(1, 10**9)
-    cluster = PostgresCluster() if postgres else None
-    failed = 0
-    totals = Counter()
-    os.makedirs(options.workdir, exist_ok=True)
-    try:
-        for number in range(options.runs):
-            seed = first + number
-            directory = os.path.join(options.workdir, f"{options.backend}-{seed}")
-            shutil.rmtree(directory, ignore_errors=True)
-            os.makedirs(directory)
-            print(f"chaos: run {number + 1}/{options.runs} seed {seed} backend {options.backend} "
-                  f"({options.seconds:g} s, {shape.devices} devices)", flush=True)
-            run = Run(seed, shape, binaries, directory, cluster)
-            started = time.monotonic()
-            divergences, stats = run.execute()
-            elapsed = time.monotonic() - started
-            for key, value in stats.items():
-                totals[key] += value
-            for kind, count in run.faults.items():
-                totals[f"fault {kind}"] += count
-            record = {"seed": seed, "backend": options.backend, "seconds": options.seconds, "elapsed": round(elapsed, 1),
-                      "divergences": divergences, "faults": dict(run.faults), "stats": stats,
-                      "policies": run.policies}
-            if options.report:
-                with open(options.report, "a") as file:
-                    file.write(json.dumps(record) + "\n")
-            if divergences:
-                failed += 1
-                print(f"chaos: seed {seed} DIVERGED ({len(divergences)}); histories kept in {directory}", flush=True)
-                for line in divergences[:20]:
-                    print(f"  - {line}", flush=True)
-            else:
-                faults = ", ".join(f"{k} {v}" for k, v in sorted(run.faults.items()))
-                print(f"chaos: seed {seed} ok in {elapsed:.0f} s (faults: {faults}; "
-                      f"acknowledged writes {stats.get('acknowledged writes', 0)}, settle rounds {stats['settle rounds']})",
-                      flush=True)
-                if not options.keep:
-                    shutil.rmtree(directory, ignore_errors=True)
-    finally:
-        if cluster is not None:
-            cluster.destroy()
-    print(f"chaos: {options.runs - failed} of {options.runs} runs converged ({options.backend}, first seed {first})")
-    for key, value in sorted(totals.items()):
-        print(f"  {key}: {value}")
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    from campaign import main
+    main(sys.argv[1:])

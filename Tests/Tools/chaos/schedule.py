@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 POLICIES = ("client", "server", "cancel", "random")
 PUSH_MODES = ("serial", "parallel", "batched")
+DISK_FULL_LEAVE = (0, 4096, 16384)  # bytes left free on a full disk
 
 
 @dataclass
@@ -106,5 +107,13 @@ def make_schedule(seed, shape):
             kind = rng.choice(("partition", "drop", "delay", "cut", "reset"))
             add(t, kind, rng.choice(devices), seconds=round(rng.uniform(0.5, 3.0), 3), delay=round(rng.uniform(0.05, 1.5), 3))
         t += rng.uniform(0.5, 2.0)
+    # A full disk on one device's store, drawn from a stream of its own so that adding this fault
+    # left every other event of a seed where it was.
+    disk = random.Random(f"chaos-{seed}-disk-full")
+    t = disk.uniform(2.0, 5.0)
+    while t < shape.seconds - 1.0:
+        add(t, "disk-full", disk.choice(devices), seconds=round(disk.uniform(0.5, 3.0), 3),
+            leave=disk.choice(DISK_FULL_LEAVE))
+        t += disk.uniform(3.0, 8.0)
     events.sort()
     return policies, events

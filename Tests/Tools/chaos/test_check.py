@@ -48,6 +48,16 @@ class CheckerTests(unittest.TestCase):
         found = self.run_check(history, [final], [{"id": "a", "version": "v9", "text": "other"}])
         self.assertTrue(any("acknowledged write lost" in line for line in found), found)
 
+    def test_a_version_that_begins_with_w_slash_is_not_a_weak_etag(self):
+        # Seeds 20109 and 20117: the server's version "W/TqJiuagj7utq5Z" was overwritten by a delete
+        # sent with If-Match "W/TqJiuagj7utq5Z"; the checker took the version's W/ for a weak prefix.
+        history = [send(1, "POST", "/tables/todos", T0, {"id": "a", "text": "x"}),
+                   recv(1, 201, T0 + 0.1, item("W/TqJiuagj7utq5Z", "x", "2026-01-01T00:00:01.000Z")),
+                   send(2, "DELETE", "/tables/todos/a", T0 + 1, if_match="W/TqJiuagj7utq5Z"),
+                   recv(2, 200, T0 + 1.1, item("cKDdFeRqGrNiqpNb", "x", "2026-01-01T00:00:02.000Z", deleted=True))]
+        final = item("cKDdFeRqGrNiqpNb", "x", "2026-01-01T00:00:02.000Z", deleted=True)
+        self.assertEqual(self.run_check(history, [final], []), [])
+
     def test_a_batch_write_counts_as_acknowledged(self):
         history = [send(1, "POST", "/batch/todos", T0, {"operations": [{"method": "POST", "item": {"id": "a", "text": "x"}}]}),
                    recv(1, 200, T0 + 0.1, {"results": [{"status": 201, "body": item("v1", "x", "2026-01-01T00:00:01.000Z")}]})]
@@ -77,6 +87,44 @@ class CheckerTests(unittest.TestCase):
         self.assertTrue(any("rows differ" in line for line in found), found)
         self.assertTrue(any("stuck" in line for line in found), found)
         self.assertTrue(any("verify failed" in line for line in found), found)
+
+
+def failed(op, t, kind, error, pid=1):
+    return {"ev": "done", "pid": pid, "op": op, "ok": False, "t": t, "errorKind": kind, "error": error}
+
+
+class DiskFullTests(unittest.TestCase):
+    def run_check(self, history, windows):
+        final = item("v1", "x", "2026-01-01T00:00:01.000Z")
+        return check(["d0"], {"d0": "u0"}, {"d0": history}, {"u0": [final]},
+                     {"d0": settled([{"id": "a", "version": "v1", "text": "x"}])}, {"d0": (True, "")},
+                     {"d0": windows})
+
+    def test_a_typed_disk_full_error_passes_and_is_counted(self):
+        history = [failed("insert", T0 + 1, "diskFull", "SyncError.localStoreFailed: The disk holding s is full")]
+        found, stats = self.run_check(history, [(T0 + 0.5, T0 + 2)])
+        self.assertEqual(found, [])
+        self.assertEqual(stats["disk-full errors reported"], 1)
+        self.assertEqual(stats["disk-full faults met by a typed error"], 1)
+
+    def test_a_full_disk_reported_as_a_raw_store_error_is_reported(self):
+        for kind, error in (("store", "SQLite error 4874: disk I/O error"), ("ioError", "A disk I/O error occurred"),
+                            ("sync", "SyncError.localStoreFailed: The local store failed.")):
+            history = [failed("pull", T0 + 2.5, kind, error)]  # within the slack after the disk was freed
+            found, _ = self.run_check(history, [(T0 + 0.5, T0 + 2)])
+            self.assertTrue(any("a full disk reported as" in line for line in found), (kind, found))
+
+    def test_a_failed_key_change_on_a_full_disk_is_checked_too(self):
+        history = [{"ev": "done", "pid": 1, "op": "rotate", "ok": True, "t": T0 + 1, "keyErrorKind": "store",
+                    "keyError": "SQLite error 13: database or disk is full"}]
+        found, _ = self.run_check(history, [(T0 + 0.5, T0 + 2)])
+        self.assertTrue(any("a full disk reported as store" in line for line in found), found)
+
+    def test_errors_outside_a_full_disk_are_not_judged(self):
+        history = [failed("insert", T0 + 10, "store", "SQLite error 4874: disk I/O error")]
+        found, stats = self.run_check(history, [(T0 + 0.5, T0 + 2)])
+        self.assertEqual(found, [])
+        self.assertEqual(stats["disk-full faults met by a typed error"], 0)
 
 
 if __name__ == "__main__":
