@@ -24,6 +24,10 @@ import Foundation
     edited["text"] = "Buy oat milk"
     try await todo.update(edited)                                                // the insert carries it
 
+    // 3b. Attach a file to the item: encrypted at rest like the rows, uploaded after the item's push.
+    let itemId = item["id"]?.stringValue ?? ""
+    try await todo.attach(.file(URL(fileURLWithPath: "receipt.jpg")), to: itemId, name: "receipt.jpg", contentType: "image/jpeg")
+
     // 4. Push when the network is back; resolve what the server refused.
     do {
         try await context.push()
