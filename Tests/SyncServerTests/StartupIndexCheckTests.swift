@@ -12,7 +12,9 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct StartupIndexCheckTests {
     @Test func theIndexCheckIsCountedAndRefusedInTimeWhenNoConnectionIsFree() async throws {
         var settings = try await PostgresTestDatabases.create(poolSize: 1)
-        settings.connectionWait = .seconds(1)
+        // Long enough for the first connection on a machine that runs the whole suite at once; the
+        // refusal below still comes well before the test's own deadline.
+        settings.connectionWait = .seconds(5)
         var failure: (any Error)?
         do {
             let storage = try await PostgresTableStorage.open(settings, logger: .quiet)
@@ -25,6 +27,8 @@ import Testing
             let (leased, leasedSignal) = AsyncStream<Void>.makeStream()
             let (released, release) = AsyncStream<Void>.makeStream()
             let holder = Task {
+                // A holder that cannot lease ends the wait below instead of leaving it hanging.
+                defer { leasedSignal.finish() }
                 try await storage.leased { _ in
                     leasedSignal.yield()
                     for await _ in released { break }
