@@ -2,7 +2,7 @@ import PostgresNIO
 import SyncSQL
 import SyncWire
 
-/// The stamp of each scope's newest hard delete, in ``removalsTable``: a removed row leaves no
+/// The stamp of each scope's newest hard delete, in `removalsTable`: a removed row leaves no
 /// `updatedAt` behind, so the delete's stamp is kept here, written in the delete's transaction.
 extension PostgresTableStorage {
     /// Records `stamp` as the newest hard delete of `scope` in the table whose metadata key is
@@ -17,7 +17,7 @@ extension PostgresTableStorage {
         try await connection.query(counted(sql.statement(in: .postgres)), logger: logger)
     }
 
-    /// The scope's record in ``removalsTable``, read by its key.
+    /// The scope's record in `removalsTable`, read by its key.
     public func removalStamp(of table: String, scope: RowScope) async throws -> String? {
         let sql: SQLFragment = """
             SELECT \(identifier: "stamp") FROM \(identifier: Self.removalsTable) \
@@ -34,7 +34,7 @@ extension PostgresTableStorage {
     /// The most scopes one statement of ``newestStamps(of:scopes:)`` reads.
     static let scopesPerRead = 500
 
-    /// Up to ``scopesPerRead`` scopes per statement: for each owner (of a JSON array bound as
+    /// Up to `scopesPerRead` scopes per statement: for each owner (of a JSON array bound as
     /// one value), the newest `updatedAt` of its rows through the `updatedAt` index and its
     /// recorded hard delete, the greater of the two.
     public func newestStamps(of table: String, scopes: [RowScope]) async throws -> [RowScope: String] {

@@ -36,7 +36,7 @@ extension PostgresTableStorage {
     /// - Parameter body: The writes.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws; ``StorageUnavailableError`` or
-    ///   ``StorageOutcomeUnknownError`` as ``transaction(_:)`` says.
+    ///   ``StorageOutcomeUnknownError`` as `transaction(_:)` says.
     public func inTransaction<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         if transactionConnection != nil { return try await body() }
         var attempt = 1

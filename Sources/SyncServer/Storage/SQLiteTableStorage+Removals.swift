@@ -1,7 +1,7 @@
 import SyncSQL
 import SyncWire
 
-/// The stamp of each scope's newest hard delete, in ``removalsTable``: a removed row leaves no
+/// The stamp of each scope's newest hard delete, in `removalsTable`: a removed row leaves no
 /// `updatedAt` behind, so the delete takes a stamp of its table's clock, like any write, and it
 /// is kept here, written with the delete.
 extension SQLiteTableStorage {
@@ -9,7 +9,7 @@ extension SQLiteTableStorage {
     /// a shared table), stamp.
     static let removalsTable = "__ciphersync_removals"
 
-    /// Creates ``removalsTable`` unless it exists.
+    /// Creates `removalsTable` unless it exists.
     func createRemovalsTable() throws {
         let sql: SQLFragment = """
             CREATE TABLE IF NOT EXISTS \(identifier: Self.removalsTable) (\(identifier: "key") TEXT NOT NULL, \
@@ -41,7 +41,7 @@ extension SQLiteTableStorage {
         return try connection.query(statement.sql, statement.arguments).first("latest")?.textValue
     }
 
-    /// The scope's record in ``removalsTable``, read by its key.
+    /// The scope's record in `removalsTable`, read by its key.
     public func removalStamp(of table: String, scope: RowScope) async throws -> String? {
         settleCommitGroup()
         let sql: SQLFragment = """
