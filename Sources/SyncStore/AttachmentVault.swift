@@ -112,7 +112,7 @@ public final class AttachmentVault: Sendable {
         }
     }
 
-    /// Reopens the temporary file of a download suspended before (``VaultFileWriter/suspend()``)
+    /// Reopens the temporary file of a download suspended before (`VaultFileWriter.suspend()`)
     /// to go on appending after the content it kept, which is read back (and, sealed, checked)
     /// to carry on the SHA-256 of the whole content.
     ///
@@ -364,7 +364,7 @@ public struct StagedAttachment: Sendable, Hashable {
     public var sha256: String
 }
 
-/// A download suspended midway (``VaultFileWriter/suspend()``): a row of the store's system table
+/// A download suspended midway (`VaultFileWriter.suspend()`): a row of the store's system table
 /// `__attachment_partials` naming its temporary file, its wrapped key and the content it holds.
 public struct PartialAttachment: Sendable, Hashable {
     /// The item's table.
