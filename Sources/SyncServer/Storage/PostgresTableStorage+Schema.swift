@@ -80,7 +80,7 @@ extension PostgresTableStorage {
     func reloadSchema(of table: String, on connection: PostgresConnection? = nil) async throws -> TableSchema? {
         let key = ColumnKey(table)
         let schema = try await readSchemas(key: table, on: connection)[key]
-        schemas.withLock { $0[key] = schema }
+        cache(schema, of: key)
         return schema
     }
 
@@ -131,7 +131,7 @@ extension PostgresTableStorage {
                 "The property name '\(long.prefix(64))' is longer than \(Self.maximumNameBytes) bytes, the most this server's database keeps")
         }
         let schema = try await transaction { connection in try await changeSchema(table, scope: scope, columns, on: connection) }
-        schemas.withLock { $0[ColumnKey(table)] = schema }
+        cache(schema, of: ColumnKey(table))
         return schema
     }
 

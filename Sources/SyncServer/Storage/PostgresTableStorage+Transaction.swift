@@ -30,8 +30,11 @@ extension PostgresTableStorage {
     /// Runs `body` as one transaction on one connection: each write keeps its own condition,
     /// stamp and result, and takes its table's write serialisation (held until the end); the
     /// writes become visible together at the commit, and none of them when `body` throws. A
-    /// transaction PostgreSQL ends as a deadlock victim is run again (up to three times in all).
-    /// Inside an open transaction, `body` simply joins it.
+    /// table or column it makes is known to the transaction alone until it commits (see
+    /// `cache(_:of:)`): no other task of this instance writes to a table that is not committed
+    /// yet, and none is left believing in one that was rolled back. A transaction PostgreSQL ends
+    /// as a deadlock victim is run again (up to three times in all). Inside an open transaction,
+    /// `body` simply joins it.
     ///
     /// - Parameter body: The writes.
     /// - Returns: What `body` returns.
@@ -47,15 +50,35 @@ extension PostgresTableStorage {
                     open.connection = connection
                     return try await Self.$openTransaction.withValue(open) { try await body() }
                 }
+                let made = open.schemas.withLock { $0 }
+                schemas.withLock { $0.merge(made) { _, committed in committed } }
                 for change in open.changes.withLock({ $0 }) { changeFeed?.publish(change) }
                 return result
             } catch {
-                // Tables or columns made in the transaction are gone again.
-                try? await reloadSchemas()
+                // The schemas the transaction read or made go with it: the instance's cache never had them.
                 guard attempt < 3, Self.isDeadlock(error) else { throw error }
                 attempt += 1
             }
         }
+    }
+
+    /// Keeps a schema read from the database (`nil`: the table does not exist): in the instance's
+    /// cache, or, inside an open transaction, in that transaction's own until it commits — a
+    /// schema read on its connection may show a table or column it made and has not committed,
+    /// which no other task may see before the commit.
+    func cache(_ schema: TableSchema?, of key: ColumnKey) {
+        if let open = Self.openTransaction, open.storage == ObjectIdentifier(self) {
+            open.schemas.withLock { $0[key] = schema }
+        } else {
+            schemas.withLock { $0[key] = schema }
+        }
+    }
+
+    /// The schema of `key` as the open transaction the current task runs in knows it (made or
+    /// read in it), `nil` outside one or when it knows none.
+    func transactionSchema(of key: ColumnKey) -> TableSchema? {
+        guard let open = Self.openTransaction, open.storage == ObjectIdentifier(self) else { return nil }
+        return open.schemas.withLock { $0[key] }
     }
 
     /// Whether `error` says PostgreSQL ended the transaction to break a deadlock (40P01).
@@ -72,12 +95,14 @@ extension PostgresTableStorage {
     }
 }
 
-/// One open transaction of a ``PostgresTableStorage``: its connection and the changes its writes
-/// announce once it commits.
+/// One open transaction of a ``PostgresTableStorage``: its connection, the changes its writes
+/// announce once it commits, and the schemas it read or made, which join the instance's cache
+/// once it commits.
 final class OpenTransaction: Sendable {
     let storage: ObjectIdentifier
     private let held = Mutex<PostgresConnection?>(nil)
     let changes = Mutex<[TableChange]>([])
+    let schemas = Mutex<[ColumnKey: TableSchema]>([:])
 
     init(storage: ObjectIdentifier) {
         self.storage = storage

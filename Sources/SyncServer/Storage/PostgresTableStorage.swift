@@ -23,9 +23,11 @@ import Synchronization
 /// - **Schema.** Tables and columns are created under the same lock, so two instances adding
 ///   one column (in any ASCII case) add it once; each instance caches the schema and reloads a
 ///   table's when a request names a table or column it does not know (another instance made
-///   it). Column types: text and JSON text `COLLATE "C"` (byte order, as SQLite), integers
-///   `numeric` (an integer column also keeps a fractional number, as SQLite's does), reals
-///   `double precision`, Booleans `boolean`; JSON columns have the domain `__ciphersync_json`.
+///   it). A table or column made inside a transaction of several writes (``inTransaction(_:)``)
+///   joins the cache when that transaction commits, never before. Column types: text and JSON
+///   text `COLLATE "C"` (byte order, as SQLite), integers `numeric` (an integer column also
+///   keeps a fractional number, as SQLite's does), reals `double precision`, Booleans `boolean`;
+///   JSON columns have the domain `__ciphersync_json`.
 /// - **Ids.** A table is keyed by a unique index on `lower(id COLLATE "C")` (ASCII letters
 ///   folded and no others, as `ItemID/sameItem(_:_:)`), owner first for a per-user table;
 ///   every lookup and `$filter` comparison uses the same expression.
@@ -143,7 +145,7 @@ public final class PostgresTableStorage: TableStorage {
     }
 
     public func schema(of table: String) async throws -> TableSchema? {
-        if let known = schemas.withLock({ $0[ColumnKey(table)] }) { return known }
+        if let known = transactionSchema(of: ColumnKey(table)) ?? schemas.withLock({ $0[ColumnKey(table)] }) { return known }
         return try await reloadSchema(of: table)
     }
 

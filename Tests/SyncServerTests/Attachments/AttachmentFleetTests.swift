@@ -48,26 +48,33 @@ import Testing
         }
     }
 
+    /// What a reply said: its status, its upload offset and its error body.
+    static func describe(_ reply: Reply) -> String {
+        "\(reply.status.code) offset \(reply.uploadOffset.map(String.init) ?? "none") \(String(decoding: reply.body.prefix(512), as: UTF8.self))"
+    }
+
     /// One user's device: its item, its rows, two-piece uploads, downloads checked by SHA-256,
     /// and a look at the next user's attachments; returns the contents verified.
     static func device(_ user: Int, _ deployment: Deployment, missing: Reply) async throws -> Int {
         let client = deployment.client
         let auth = [(WireHeader.auth, "user\(user)")]
         let writer = deployment.server(user), reader = deployment.server(user + 1)
-        try #require(try await client.send(.post, writer, "/tables/notes", object: ["id": "note"], headers: auth).status == .created)
+        let note = try await client.send(.post, writer, "/tables/notes", object: ["id": "note"], headers: auth)
+        try #require(note.status == .created, "user\(user)'s item: \(Self.describe(note))")
         for index in 0..<perUser {
             let bytes = content(user, index)
             let row = try AttachmentFixture.row(id(user, index), item: "note", content: bytes)
-            try #require(try await client.send(.post, writer, "/tables/notes__attachments", object: row, headers: auth).status == .created)
+            let inserted = try await client.send(.post, writer, "/tables/notes__attachments", object: row, headers: auth)
+            try #require(inserted.status == .created, "user\(user)'s attachment row \(index): \(Self.describe(inserted))")
             let half = bytes.count / 2
             let path = "/tables/notes__attachments/\(id(user, index))/content"
             let first = try await client.send(
                 .patch, writer, path, bytes: Array(bytes[..<half]), headers: AttachmentFixture.uploadPairs(offset: 0, user: "user\(user)"))
-            try #require(first.status == .noContent && first.uploadOffset == Int64(half))
+            try #require(first.status == .noContent && first.uploadOffset == Int64(half), "first piece: \(Self.describe(first))")
             let rest = try await client.send(
                 .patch, reader, path, bytes: Array(bytes[half...]),
                 headers: AttachmentFixture.uploadPairs(offset: Int64(half), user: "user\(user)"))
-            try #require(rest.status == .noContent && rest.uploadOffset == Int64(bytes.count))
+            try #require(rest.status == .noContent && rest.uploadOffset == Int64(bytes.count), "second piece: \(Self.describe(rest))")
         }
         var verified = 0
         for index in 0..<perUser {
