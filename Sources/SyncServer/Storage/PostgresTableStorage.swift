@@ -264,19 +264,3 @@ public final class PostgresTableStorage: TableStorage {
         }
     }
 }
-
-/// A failure of the PostgreSQL storage itself (the engine's own errors are PostgresNIO's).
-public enum PostgresStorageError: Error, Sendable, CustomStringConvertible {
-    /// The storage was closed.
-    case closed
-    /// The database did not answer a health check in time.
-    case noAnswer
-
-    /// What happened.
-    public var description: String {
-        switch self {
-        case .closed: return "The storage is closed"
-        case .noAnswer: return "The database did not answer in time"
-        }
-    }
-}
