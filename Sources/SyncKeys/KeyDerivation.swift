@@ -64,7 +64,7 @@ public enum KeyDerivation {
         return out
     }
 
-    /// SHA-256 of `data` (one call of ``SHA256Hasher``).
+    /// SHA-256 of `data` (one call of `SHA256Hasher`).
     ///
     /// - Throws: ``KeyError/cryptoFailure(_:)`` when OpenSSL fails.
     public static func sha256(_ data: [UInt8]) throws(KeyError) -> [UInt8] {

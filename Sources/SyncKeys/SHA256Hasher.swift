@@ -14,9 +14,9 @@ internal import COpenSSL
 /// try hasher.update(Array("c".utf8))
 /// let digest = try hasher.finalize()   // ba7816bf…f20015ad, SHA-256("abc")
 /// ```
-public struct SHA256Hasher: ~Copyable {
+package struct SHA256Hasher: ~Copyable {
     /// The length of a SHA-256 digest in bytes.
-    public static let digestLength = 32
+    package static let digestLength = 32
 
     /// The OpenSSL digest context; owned, freed in `deinit`.
     private let context: OpaquePointer
@@ -24,7 +24,7 @@ public struct SHA256Hasher: ~Copyable {
     /// A hasher with nothing fed in yet.
     ///
     /// - Throws: ``KeyError/cryptoFailure(_:)`` when OpenSSL cannot provide SHA-256.
-    public init() throws(KeyError) {
+    package init() throws(KeyError) {
         try self.init(properties: nil)
     }
 
@@ -56,7 +56,7 @@ public struct SHA256Hasher: ~Copyable {
     /// Feeds `bytes` into the digest.
     ///
     /// - Throws: ``KeyError/cryptoFailure(_:)`` when OpenSSL fails.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) throws(KeyError) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) throws(KeyError) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         try openSSLCheck(EVP_DigestUpdate(context, base, bytes.count), "SHA-256 update")
     }
@@ -64,7 +64,7 @@ public struct SHA256Hasher: ~Copyable {
     /// Feeds `bytes` into the digest.
     ///
     /// - Throws: ``KeyError/cryptoFailure(_:)`` when OpenSSL fails.
-    public mutating func update(_ bytes: [UInt8]) throws(KeyError) {
+    package mutating func update(_ bytes: [UInt8]) throws(KeyError) {
         try bytes.withUnsafeBytes { raw in Result { () throws(KeyError) in try update(raw) } }.get()
     }
 
@@ -72,7 +72,7 @@ public struct SHA256Hasher: ~Copyable {
     ///
     /// - Returns: ``digestLength`` bytes.
     /// - Throws: ``KeyError/cryptoFailure(_:)`` when OpenSSL fails.
-    public consuming func finalize() throws(KeyError) -> [UInt8] {
+    package consuming func finalize() throws(KeyError) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Self.digestLength)
         var length: UInt32 = 0
         let context = context

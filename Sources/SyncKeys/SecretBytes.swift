@@ -110,9 +110,9 @@ extension SecretBytes {
     }
 }
 
-public enum RandomBytes {
+package enum RandomBytes {
     /// `count` bytes from OpenSSL's CSPRNG.
-    public static func make(_ count: Int) throws(KeyError) -> [UInt8] {
+    package static func make(_ count: Int) throws(KeyError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         try openSSLCheck(RAND_bytes(&bytes, Int32(count)), "RAND_bytes")
         return bytes

@@ -3,11 +3,11 @@
 ///
 /// Only the 26 ASCII capitals fold (`A`–`Z` to `a`–`z`); every other character stays as it is, so
 /// `ONE` and `one` match while `Äpfel` and `äpfel` do not. It is exactly SQLite's `NOCASE` rule.
-public enum ASCIICase {
+package enum ASCIICase {
     /// `text` with its ASCII capitals lowercased and every other character unchanged.
     /// - Parameter text: any text.
     /// - Returns: the folded text; two texts match when their folds are equal.
-    public static func fold(_ text: String) -> String {
+    package static func fold(_ text: String) -> String {
         let utf8 = text.utf8
         guard utf8.contains(where: isCapital) else { return text }
         // A capital is one byte in UTF-8 (every byte of a longer scalar is 0x80 or above), so
@@ -23,7 +23,7 @@ public enum ASCIICase {
     }
 
     /// Whether `a` and `b` have equal folds (``fold(_:)``), compared byte by byte without making them.
-    public static func equal(_ a: String, _ b: String) -> Bool {
+    package static func equal(_ a: String, _ b: String) -> Bool {
         let (left, right) = (a.utf8, b.utf8)
         guard left.count == right.count else { return false }
         return zip(left, right).allSatisfy { x, y in x == y || (isCapital(x) ? x + 0x20 : x) == (isCapital(y) ? y + 0x20 : y) }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Case-insensitive equality of names (header names, reserved property names), as Foundation's
 /// `caseInsensitiveCompare(_:)` decides it.
-public enum CaseInsensitive {
+package enum CaseInsensitive {
     /// Whether `a` and `b` are equal regardless of case. Two ASCII texts are compared byte by
     /// byte with their capitals folded (Foundation's rule on ASCII text, without its cost); any
     /// other pair as Foundation compares it.
@@ -11,7 +11,7 @@ public enum CaseInsensitive {
     ///   - a: A text.
     ///   - b: Another text.
     /// - Returns: `true` when they differ at most by case.
-    public static func equal(_ a: String, _ b: String) -> Bool {
+    package static func equal(_ a: String, _ b: String) -> Bool {
         let (left, right) = (a.utf8, b.utf8)
         guard left.allSatisfy({ $0 < 0x80 }), right.allSatisfy({ $0 < 0x80 }) else {
             return a.caseInsensitiveCompare(b) == .orderedSame

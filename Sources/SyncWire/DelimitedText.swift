@@ -1,6 +1,6 @@
 /// Text between delimiters, a delimiter inside written twice: how OData writes a string literal
 /// (`'it''s'`) and SQL a delimited identifier (`"say ""hi"""`).
-public enum DelimitedText {
+package enum DelimitedText {
     /// `text` between two `delimiter`s, each `delimiter` in it doubled.
     ///
     /// The text is read scalar by scalar, as the lexers that read it back do: a delimiter
@@ -12,7 +12,7 @@ public enum DelimitedText {
     ///   - text: The text to delimit.
     ///   - delimiter: The delimiter, such as `'` or `"`.
     /// - Returns: The delimited text.
-    public static func quote(_ text: String, with delimiter: Unicode.Scalar) -> String {
+    package static func quote(_ text: String, with delimiter: Unicode.Scalar) -> String {
         let mark = String(delimiter)
         // Without a delimiter inside, nothing is doubled (a scalar test: see above).
         guard text.unicodeScalars.contains(delimiter) else { return mark + text + mark }

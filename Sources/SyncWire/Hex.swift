@@ -1,10 +1,10 @@
 /// Bytes as hexadecimal text (SHA-256 digests of attachment content on the wire).
-public enum Hex {
+package enum Hex {
     /// `bytes` as lowercase hex digits, two per byte.
     ///
     /// - Parameter bytes: Any bytes.
     /// - Returns: The text, e.g. `"00ff"` for `[0, 255]`.
-    public static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
+    package static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {

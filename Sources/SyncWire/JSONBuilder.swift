@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// JSON text written piece by piece — containers opened and closed, members named, values
 /// written — for a large document whose parts are at hand separately (a batch of requests,
@@ -7,7 +7,7 @@ public import Foundation
 /// Values are written as ``JSONWriter`` writes them; the builder puts the commas between members
 /// and elements. The caller names a member before each value of an object and closes what it
 /// opened: the builder does not check the document's shape.
-public struct JSONBuilder {
+package struct JSONBuilder {
     private var output = JSONOutput()
     /// Whether a value ends the text so far (a comma goes before the next member or element).
     private var afterValue = false
@@ -15,30 +15,30 @@ public struct JSONBuilder {
     private var depth = 0
 
     /// An empty document.
-    public init() {}
+    package init() {}
 
     /// Opens an object.
-    public mutating func openObject() {
+    package mutating func openObject() {
         open(ASCII.openBrace)
     }
 
     /// Closes the innermost object.
-    public mutating func closeObject() {
+    package mutating func closeObject() {
         close(ASCII.closeBrace)
     }
 
     /// Opens an array.
-    public mutating func openArray() {
+    package mutating func openArray() {
         open(ASCII.openBracket)
     }
 
     /// Closes the innermost array.
-    public mutating func closeArray() {
+    package mutating func closeArray() {
         close(ASCII.closeBracket)
     }
 
     /// Names the next member of the open object.
-    public mutating func member(_ name: String) {
+    package mutating func member(_ name: String) {
         if afterValue { output.bytes.append(ASCII.comma) }
         output.write(name)
         output.bytes.append(ASCII.colon)
@@ -47,14 +47,14 @@ public struct JSONBuilder {
 
     /// Writes a value: the named member's, or the next element of the open array.
     /// - Throws: ``JSONError`` (a `Double` that is not finite, nesting too deep).
-    public mutating func value(_ value: JSONValue) throws(JSONError) {
+    package mutating func value(_ value: JSONValue) throws(JSONError) {
         if afterValue { output.bytes.append(ASCII.comma) }
         try output.write(value, depth: depth)
         afterValue = true
     }
 
     /// Writes a string value (the named member's, or the next element of the open array).
-    public mutating func value(_ text: String) {
+    package mutating func value(_ text: String) {
         if afterValue { output.bytes.append(ASCII.comma) }
         output.write(text)
         afterValue = true
@@ -63,7 +63,7 @@ public struct JSONBuilder {
     /// Writes the members of `object` into the open object, sorted as ``JSONWriter`` sorts
     /// them, but those `omitting` names.
     /// - Throws: ``JSONError`` (a `Double` that is not finite, nesting too deep).
-    public mutating func members(of object: JSONObject, omitting: (String) -> Bool) throws(JSONError) {
+    package mutating func members(of object: JSONObject, omitting: (String) -> Bool) throws(JSONError) {
         for (name, member) in JSONOutput.sortedMembers(object) where !omitting(name) {
             self.member(name)
             try value(member)
@@ -71,7 +71,7 @@ public struct JSONBuilder {
     }
 
     /// The text written.
-    public var data: Data { Data(output.bytes) }
+    package var data: Data { Data(output.bytes) }
 
     private mutating func open(_ bracket: UInt8) {
         if afterValue { output.bytes.append(ASCII.comma) }

@@ -5,20 +5,20 @@
 /// The text is byte for byte what `JSONWriter.data(_:)` writes for the array of the objects the
 /// rows would make: members sorted by the UTF-8 bytes of their names and, of names
 /// equal as Swift strings (a dictionary's keys), the first spelling with the last value.
-public struct JSONRowWriter: Sendable {
+package struct JSONRowWriter: Sendable {
     /// The position, among a row's values, of each member's value, in the order members are written.
     private let positions: [Int]
     /// Each member's `"name":` text, with the comma before it for all but the first.
     private let prefixes: [[UInt8]]
     /// The number of values a row has (the number of names given).
-    public let width: Int
+    package let width: Int
     /// The number of rows written so far.
-    public private(set) var count = 0
+    package private(set) var count = 0
     private var output = JSONOutput()
 
     /// A writer of rows whose values come in the order of `names`.
     /// - Parameter names: The member name of each value of a row.
-    public init(names: [String]) {
+    package init(names: [String]) {
         var slots: [String: Int] = [:]
         var spellings: [String] = []
         var latest: [Int] = []
@@ -49,7 +49,7 @@ public struct JSONRowWriter: Sendable {
     ///   called once for each member written, in the members' order.
     /// - Throws: ``JSONError`` for a value that cannot be written (a `Double` that is not
     ///   finite, nesting deeper than ``JSONParser/maximumDepth``); the row is then left out.
-    public mutating func append(_ value: (Int) throws(JSONError) -> JSONValue) throws(JSONError) {
+    package mutating func append(_ value: (Int) throws(JSONError) -> JSONValue) throws(JSONError) {
         let start = output.bytes.count
         do {
             if count > 0 { output.bytes.append(ASCII.comma) }
@@ -67,7 +67,7 @@ public struct JSONRowWriter: Sendable {
     }
 
     /// The JSON text of the array of the rows appended.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var text = output.bytes
         text.append(ASCII.closeBracket)
         return text
@@ -76,7 +76,7 @@ public struct JSONRowWriter: Sendable {
     /// The JSON text of the array of the rows appended, taken out of the writer without copying
     /// it (``bytes`` copies the text to close its array); the writer then starts a new array.
     /// - Returns: the same text as ``bytes``.
-    public mutating func finish() -> [UInt8] {
+    package mutating func finish() -> [UInt8] {
         var text = [ASCII.openBracket]
         swap(&text, &output.bytes)
         text.append(ASCII.closeBracket)

@@ -4,14 +4,14 @@
 /// refused (`nil`), where Foundation puts U+FFFD in the place of some of them: `%A9` and `%AA`
 /// must not name one item.
 /// The server decodes item ids in request paths and query items with it.
-public enum PercentDecoding {
+package enum PercentDecoding {
     /// The decoded text of `text`; with `plusAsSpace` (a query item), `+` stands for a space.
-    public static func decode(_ text: String, plusAsSpace: Bool = false) -> String? {
+    package static func decode(_ text: String, plusAsSpace: Bool = false) -> String? {
         decode(text[...], plusAsSpace: plusAsSpace)
     }
 
     /// The decoded text of `text`; with `plusAsSpace` (a query item), `+` stands for a space.
-    public static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
+    package static func decode(_ text: Substring, plusAsSpace: Bool = false) -> String? {
         let utf8 = text.utf8
         guard utf8.contains(where: { $0 == ASCII.percent || (plusAsSpace && $0 == ASCII.plus) }) else { return String(text) }
         var bytes: [UInt8] = []

@@ -3,9 +3,9 @@
 /// (letters, digits, `-._~`) allowed: every other byte of the UTF-8 text as `%` and two upper-case
 /// hexadecimal digits, without building a `CharacterSet` per call; text with nothing to encode (an
 /// ordinary table name or GUID) is returned as it is.
-public enum PercentEncoding {
+package enum PercentEncoding {
     /// The encoded text of `text`, keeping `kept` as it is too (a query keeps `$`, as in `$filter`).
-    public static func encode(_ text: String, keeping kept: UInt8? = nil) -> String {
+    package static func encode(_ text: String, keeping kept: UInt8? = nil) -> String {
         let bytes = text.utf8
         let isKept = { (byte: UInt8) in isUnreserved(byte) || byte == kept }
         if bytes.allSatisfy(isKept) { return text }

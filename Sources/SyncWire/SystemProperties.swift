@@ -72,7 +72,7 @@ public enum ItemID {
     /// name one item (as SQL Server compares them behind the original backends, and as SQLite's
     /// `NOCASE` does); other letters are compared as they are.
     /// - Parameter id: an item id.
-    /// - Returns: the id with its ASCII capitals lowercased (``ASCIICase/fold(_:)``).
+    /// - Returns: the id with its ASCII capitals lowercased (`ASCIICase.fold(_:)`).
     public static func key(_ id: String) -> String {
         ASCIICase.fold(id)
     }

@@ -135,7 +135,7 @@ func expectRefusal(
 ) {
     do {
         _ = try verifier.verify(token)
-        Issue.record("accepted a token that should be refused as \(expected.rawValue)", sourceLocation: sourceLocation)
+        Issue.record("accepted a token that should be refused as \(expected.name)", sourceLocation: sourceLocation)
     } catch {
         #expect(error == expected, sourceLocation: sourceLocation)
         let texts = [error.description, error.responseMessage, String(describing: error)]

@@ -191,14 +191,38 @@ import Testing
     }
 
     @Test func everyClassHasItsOwnMessageAndNoneCarriesDetail() throws {
+        let names = [
+            "missingToken", "malformed", "unsupportedAlgorithm", "unknownKey", "badSignature", "expired", "notYetValid", "wrongIssuer",
+            "wrongAudience", "missingSubject",
+        ]
+        #expect(AuthenticationFailure.allCases.map(\.name) == names)
         let messages = AuthenticationFailure.allCases.map(\.responseMessage)
         #expect(Set(messages).count == AuthenticationFailure.allCases.count)
         for failure in AuthenticationFailure.allCases {
-            #expect(failure.responseMessage == "Unauthorized: \(failure.rawValue)")
-            #expect(failure.responseBody == ["error": .string("Unauthorized: \(failure.rawValue)")])
-            #expect(failure.description.hasPrefix("\(failure.rawValue): "))
+            #expect(failure.responseMessage == "Unauthorized: \(failure.name)")
+            #expect(failure.responseBody == ["error": .string("Unauthorized: \(failure.name)")])
+            #expect(failure.description.hasPrefix("\(failure.name): "))
             #expect(failure.status == .unauthorized)
         }
+        #expect(AuthenticationFailure.expired.description == "expired: the token's exp is past")
+    }
+
+    @Test func aFailureIsCaughtByItsClass() async throws {
+        let key = try await TestKey.hs256()
+        let verifier = JWTVerifier(keys: try await JWTKeySet.hs256(secret: key.secret))
+        let expired = try key.token(TestClaims.valid(["exp": .int(Int64(Date().timeIntervalSince1970) - 3600)]))
+        var caught: AuthenticationFailure?
+        do {
+            _ = try verifier.verify(expired)
+        } catch AuthenticationFailure.notYetValid {
+            caught = .notYetValid
+        } catch AuthenticationFailure.expired {
+            caught = .expired
+        } catch {
+            caught = nil
+        }
+        #expect(caught == .expired)
+        #expect(caught != .notYetValid)
     }
 }
 

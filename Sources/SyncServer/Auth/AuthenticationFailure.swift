@@ -2,45 +2,66 @@ public import HTTPTypes
 public import Hummingbird
 public import SyncWire
 
-/// Why a request's token was refused. Each case is a class of failure, never a detail: no
+/// Why a request's token was refused. Each kind is a class of failure, never a detail: no
 /// message says anything about the token or its claims, so a refusal can be logged and sent back
 /// as it is.
+///
+/// A struct of kinds, so that classes can be added later without breaking callers; compare with
+/// the static members, which match on the class (`failure == .expired`, `catch
+/// AuthenticationFailure.expired`).
 ///
 /// As an `HTTPResponseError` it answers 401 with `{"error": "Unauthorized: <class>"}`
 /// (``responseBody``) and a `WWW-Authenticate: Bearer` challenge, so a middleware can let it
 /// propagate.
-public enum AuthenticationFailure: String, Error, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public struct AuthenticationFailure: Error, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    enum Code: String, Sendable, Hashable, CaseIterable {
+        case missingToken, malformed, unsupportedAlgorithm, unknownKey, badSignature, expired, notYetValid
+        case wrongIssuer, wrongAudience, missingSubject
+    }
+
+    let code: Code
+
+    init(_ code: Code) {
+        self.code = code
+    }
+
     /// The request carries no token (no `X-ZUMO-AUTH`, no `Authorization: Bearer`).
-    case missingToken
+    public static let missingToken = AuthenticationFailure(.missingToken)
     /// Not a signed compact JWT, unreadable JSON, two different tokens in one request, an
     /// unsupported critical header, or a required claim (`exp`) missing or not a number.
-    case malformed
+    public static let malformed = AuthenticationFailure(.malformed)
     /// `alg` is `none` or an algorithm no configured key is for (an HMAC token against a public
     /// key is one).
-    case unsupportedAlgorithm
+    public static let unsupportedAlgorithm = AuthenticationFailure(.unsupportedAlgorithm)
     /// `kid` names no configured key, or the token has no `kid` and more than one key fits.
-    case unknownKey
+    public static let unknownKey = AuthenticationFailure(.unknownKey)
     /// The signature does not verify with the key.
-    case badSignature
+    public static let badSignature = AuthenticationFailure(.badSignature)
     /// `exp` is past, beyond the allowed clock skew.
-    case expired
+    public static let expired = AuthenticationFailure(.expired)
     /// `nbf` is still ahead, beyond the allowed clock skew.
-    case notYetValid
+    public static let notYetValid = AuthenticationFailure(.notYetValid)
     /// An issuer is required and `iss` is not it.
-    case wrongIssuer
+    public static let wrongIssuer = AuthenticationFailure(.wrongIssuer)
     /// An audience is required and `aud` (a string or an array) does not name it.
-    case wrongAudience
+    public static let wrongAudience = AuthenticationFailure(.wrongAudience)
     /// `sub` is missing, not a string, empty, too long or has control characters.
-    case missingSubject
+    public static let missingSubject = AuthenticationFailure(.missingSubject)
+
+    /// Every class, e.g. to label a metric by class before any refusal happened.
+    public static var allCases: [AuthenticationFailure] { Code.allCases.map(AuthenticationFailure.init) }
+
+    /// The class's name, as the 401's message gives it (`expired`).
+    public var name: String { code.rawValue }
 
     /// The class and what it means, e.g. `expired: the token's exp is past`.
     public var description: String {
-        "\(rawValue): \(explanation)"
+        "\(name): \(explanation)"
     }
 
     /// The message of a 401: `Unauthorized: <class>`.
     public var responseMessage: String {
-        "Unauthorized: \(rawValue)"
+        "Unauthorized: \(name)"
     }
 
     /// The body of a 401: `{"error": "Unauthorized: <class>"}`.
@@ -60,7 +81,7 @@ public enum AuthenticationFailure: String, Error, Sendable, Hashable, CaseIterab
     }
 
     private var explanation: String {
-        switch self {
+        switch code {
         case .missingToken: "the request carries no token"
         case .malformed: "the token is not a well-formed signed JWT with the required claims"
         case .unsupportedAlgorithm: "no configured key is for the token's algorithm"
@@ -72,6 +93,17 @@ public enum AuthenticationFailure: String, Error, Sendable, Hashable, CaseIterab
         case .wrongAudience: "the token's aud does not name the required audience"
         case .missingSubject: "the token has no usable sub"
         }
+    }
+
+    /// Failures are equal when they are the same class.
+    public static func == (lhs: AuthenticationFailure, rhs: AuthenticationFailure) -> Bool { lhs.code == rhs.code }
+    /// Hashes the class.
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    /// Matches any error against an `AuthenticationFailure` class, so that `catch
+    /// AuthenticationFailure.expired` works.
+    public static func ~= (pattern: AuthenticationFailure, value: any Error) -> Bool {
+        (value as? AuthenticationFailure)?.code == pattern.code
     }
 }
 

@@ -62,14 +62,14 @@ public final class ChangeFeed: Sendable {
 /// tests and `sync-bench` see what a workload (idle change streams, say) costs the database.
 ///
 /// A class around an atomic counter; safe to share.
-public final class StatementCounter: Sendable {
+package final class StatementCounter: Sendable {
     private let counted = Atomic<Int>(0)
 
     /// A counter at 0.
-    public init() {}
+    package init() {}
 
     /// The statements counted so far.
-    public var count: Int { counted.load(ordering: .relaxed) }
+    package var count: Int { counted.load(ordering: .relaxed) }
 
     /// Counts one statement.
     func add() { counted.add(1, ordering: .relaxed) }

@@ -28,12 +28,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
     /// The kind a storage error is counted as, `nil` for an error that is the request's (a 4xx).
     static func storageErrorKind(_ error: any Error) -> String? {
         switch error {
-        case let error as StorageUnavailableError:
-            switch error.reason {
-            case .noConnection: return "no_connection"
-            case .unreachable: return "unreachable"
-            case .busy: return "busy"
-            }
+        case let error as StorageUnavailableError: return error.reason.description
         case is StorageOutcomeUnknownError: return "outcome_unknown"
         case is any HTTPResponseError: return nil
         default: return "other"

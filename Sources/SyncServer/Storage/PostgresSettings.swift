@@ -16,6 +16,9 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
         case verifyFull = "verify-full"
     }
 
+    /// The form of a database URL, for messages.
+    static let urlForm = "postgres://USER@HOST[:PORT][/DB]"
+
     /// The pool size when none is given: twice the cores of a small machine, plus one.
     public static let defaultPoolSize = 5
 
@@ -50,20 +53,15 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
     public init(url: String, password: String? = nil, poolSize: Int = PostgresSettings.defaultPoolSize) throws(PostgresSettingsError) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "postgres" || scheme == "postgresql"
-        else { throw .malformed("The database URL must be postgres://USER@HOST[:PORT][/DB]") }
-        guard components.password == nil else {
-            throw .malformed(
-                "The database URL must not contain a password: give it with --database-password-file or the PGPASSWORD environment variable")
-        }
+        else { throw .notPostgresURL }
+        guard components.password == nil else { throw .passwordInURL }
         guard let user = components.user, !user.isEmpty, let host = components.host, !host.isEmpty else {
-            throw .malformed("The database URL must name a user and a host: postgres://USER@HOST[:PORT][/DB]")
+            throw .missingUserOrHost
         }
-        guard poolSize >= 1 else { throw .malformed("The database pool size must be at least 1") }
+        guard poolSize >= 1 else { throw .invalidPoolSize }
         var tls = TLSMode.disable
         for item in components.queryItems ?? [] {
-            guard item.name == "sslmode", let value = item.value, let mode = TLSMode(rawValue: value) else {
-                throw .malformed("The database URL accepts only sslmode=disable, require or verify-full as its query")
-            }
+            guard item.name == "sslmode", let value = item.value, let mode = TLSMode(rawValue: value) else { throw .unsupportedQuery }
             tls = mode
         }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
@@ -83,17 +81,4 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible, Cus
 
     /// As ``description``: no password.
     public var debugDescription: String { description }
-}
-
-/// A database URL or setting the server cannot use.
-public enum PostgresSettingsError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What is wrong, and what the server expects.
-    case malformed(String)
-
-    /// The message.
-    public var description: String {
-        switch self {
-        case .malformed(let message): return message
-        }
-    }
 }

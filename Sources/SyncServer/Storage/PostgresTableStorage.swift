@@ -51,7 +51,7 @@ public final class PostgresTableStorage: TableStorage {
     public let changeFeed: ChangeFeed? = ChangeFeed()
     /// The statements sent to PostgreSQL through the pool since the storage opened (the listening
     /// connection sends one `LISTEN` per connection).
-    public let statements = StatementCounter()
+    package let statements = StatementCounter()
     /// This instance's name in its notifications (it ignores its own).
     let instance = UUID().uuidString
     /// The listening connection's task; cancelled by ``close()``.
@@ -70,11 +70,16 @@ public final class PostgresTableStorage: TableStorage {
     /// - Parameters:
     ///   - settings: Where the database is, the password and the pool size.
     ///   - logger: Where the driver logs.
-    ///   - observer: Sees the steps of every write (tests); `nil` otherwise.
     /// - Returns: The open storage.
     /// - Throws: PostgresNIO's errors (no connection, authentication, permissions).
-    public static func open(
-        _ settings: PostgresSettings, logger: Logger, observer: (any WriteObserver)? = nil
+    public static func open(_ settings: PostgresSettings, logger: Logger) async throws -> PostgresTableStorage {
+        try await open(settings, logger: logger, observer: nil)
+    }
+
+    /// Opens the storage as ``open(_:logger:)`` does, with an observer that sees the steps of every
+    /// write and the listening connection's events (tests).
+    package static func open(
+        _ settings: PostgresSettings, logger: Logger, observer: (any WriteObserver)?
     ) async throws -> PostgresTableStorage {
         var configuration = PostgresClient.Configuration(
             host: settings.host, port: settings.port, username: settings.user, password: settings.password,
@@ -263,22 +268,6 @@ public final class PostgresTableStorage: TableStorage {
         } catch let error as PSQLError {
             guard let state = error.serverInfo?[.sqlState], state.hasPrefix("22") || state.hasPrefix("42") else { throw error }
             throw QueryError("the filter cannot be evaluated: \(error.serverInfo?[.message] ?? state)")
-        }
-    }
-}
-
-/// A failure of the PostgreSQL storage itself (the engine's own errors are PostgresNIO's).
-public enum PostgresStorageError: Error, Sendable, CustomStringConvertible {
-    /// The storage was closed.
-    case closed
-    /// The database did not answer a health check in time.
-    case noAnswer
-
-    /// What happened.
-    public var description: String {
-        switch self {
-        case .closed: return "The storage is closed"
-        case .noAnswer: return "The database did not answer in time"
         }
     }
 }

@@ -19,7 +19,7 @@ public import SyncWire
 ///   several instances need PostgreSQL).
 /// - **Ids.** The `id` column is `COLLATE NOCASE` (SQLite folds ASCII letters only), so the key,
 ///   every lookup and every `$filter` comparison ignore ASCII case. Files made before ids were
-///   folded are rebuilt when opened (``open(_:logger:observer:lockWait:)``).
+///   folded are rebuilt when opened (``open(_:logger:lockWait:)``).
 /// - **Owners.** A per-user table has the column ``TableSchema/ownerColumn`` and the key
 ///   (owner, id); every statement of a scoped call has `"$owner" = ?` in its `WHERE`.
 ///
@@ -59,7 +59,7 @@ public actor SQLiteTableStorage: TableStorage {
     /// writes it).
     public nonisolated let changeFeed: ChangeFeed? = ChangeFeed()
     /// The statements sent to SQLite since the storage opened.
-    public nonisolated let statements = StatementCounter()
+    package nonisolated let statements = StatementCounter()
     /// Where attachment content is kept: in memory for a database in memory, else in a
     /// directory beside the file.
     nonisolated let attachmentContent: any AttachmentContentStore
@@ -70,13 +70,20 @@ public actor SQLiteTableStorage: TableStorage {
     /// - Parameters:
     ///   - database: The file, or memory.
     ///   - logger: Where the opening is logged (debug).
-    ///   - observer: Sees the steps of every write (tests); `nil` otherwise.
     ///   - lockWait: How long a write waits for a lock another process holds on the file.
     /// - Returns: The open storage.
     /// - Throws: ``TableStorageError/idsDifferingOnlyByCase(table:count:)`` when a table of an
     ///   existing file cannot be folded (nothing is changed then); ``ServerSQLiteError``.
     public static func open(
-        _ database: ServerConfiguration.Database, logger: Logger, observer: (any WriteObserver)? = nil, lockWait: Duration = .seconds(5)
+        _ database: ServerConfiguration.Database, logger: Logger, lockWait: Duration = .seconds(5)
+    ) async throws -> SQLiteTableStorage {
+        try await open(database, logger: logger, observer: nil, lockWait: lockWait)
+    }
+
+    /// Opens the storage as ``open(_:logger:lockWait:)`` does, with an observer that sees the steps
+    /// of every write (tests).
+    package static func open(
+        _ database: ServerConfiguration.Database, logger: Logger, observer: (any WriteObserver)?, lockWait: Duration = .seconds(5)
     ) async throws -> SQLiteTableStorage {
         let path: String
         switch database {

@@ -9,16 +9,27 @@ import SyncWire
 /// had within ``ServerConfiguration/storageTimeout`` (PostgreSQL) or the database stayed locked
 /// that long (SQLite), or the connection was lost before a write's commit was sent.
 public struct StorageUnavailableError: Error, Sendable, Hashable, CustomStringConvertible, HTTPResponseError {
-    /// Why the storage could not serve the request.
-    public enum Reason: Sendable, Hashable {
+    /// Why the storage could not serve the request: a set of static values that may grow, compared
+    /// with `==` (`error.reason == .busy`).
+    public struct Reason: Sendable, Hashable, CustomStringConvertible {
+        enum Code: String, Sendable, Hashable {
+            case noConnection = "no_connection", unreachable, busy
+        }
+
+        let code: Code
+
         /// No storage connection came free within the timeout (the database is down or the pool
         /// is exhausted).
-        case noConnection
+        public static let noConnection = Reason(code: .noConnection)
         /// The database could not be reached, or the connection was lost before anything was
         /// committed.
-        case unreachable
+        public static let unreachable = Reason(code: .unreachable)
         /// The database stayed locked by another process for the whole timeout (SQLite).
-        case busy
+        public static let busy = Reason(code: .busy)
+
+        /// The reason's name, as the storage-error metric labels it (`no_connection`, `unreachable`,
+        /// `busy`).
+        public var description: String { code.rawValue }
     }
 
     /// Why.
@@ -39,7 +50,7 @@ public struct StorageUnavailableError: Error, Sendable, Hashable, CustomStringCo
     /// What happened, for logs and the answer's message (nothing about any row).
     public var description: String {
         let waited = String(format: "%g", Self.seconds(timeout))
-        switch reason {
+        switch reason.code {
         case .noConnection:
             return "The storage is unavailable: no database connection within \(waited) s; the request was not applied"
         case .unreachable:

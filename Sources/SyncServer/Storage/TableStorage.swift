@@ -47,7 +47,7 @@ public import SyncWire
 /// So the stamps of a table increase strictly in the order its writes become visible, whatever
 /// the number of server instances or the skew of their clocks: **no row can become visible with
 /// an `updatedAt` at or below one a reader could already have read**, and an incremental pull
-/// (`updatedAt ge <token>`) never misses a write. Reads take no lock. A ``WriteObserver`` sees
+/// (`updatedAt ge <token>`) never misses a write. Reads take no lock. The tests' `WriteObserver` sees
 /// the steps of each write, so a test can hold one just before it commits.
 ///
 /// ## Conditional writes

@@ -98,7 +98,7 @@ public enum RowVersion {
 }
 
 /// A step of a write, as a ``WriteObserver`` sees it.
-public enum WriteStep: Sendable, Hashable {
+package enum WriteStep: Sendable, Hashable {
     /// The write is about to wait for its table's write serialisation (an engine that takes it
     /// before its statement, such as a lock in PostgreSQL, reports this; SQLite's statements
     /// take it themselves).
@@ -114,7 +114,7 @@ public enum WriteStep: Sendable, Hashable {
 
 /// Sees each step of every write of a storage: a seam for tests, which can hold a write at a
 /// step (the storage waits for ``write(_:table:id:)`` to return). `nil` in production.
-public protocol WriteObserver: Sendable {
+package protocol WriteObserver: Sendable {
     /// Called at each step of a write.
     ///
     /// - Parameters:
@@ -134,12 +134,12 @@ extension WriteObserver {
     /// Does nothing.
     ///
     /// - Parameter event: What happened.
-    public func listening(_ event: ListenerEvent) async {}
+    package func listening(_ event: ListenerEvent) async {}
 }
 
 /// What happened to a storage's listening connection (PostgreSQL's `LISTEN`), as a
 /// ``WriteObserver`` sees it.
-public enum ListenerEvent: Sendable, Hashable {
+package enum ListenerEvent: Sendable, Hashable {
     /// The connection listens (the first time, or again after it was lost); the storage has
     /// announced that anything may have changed meanwhile.
     case listening
