@@ -72,8 +72,8 @@ class PostgresCluster:
         # Should the campaign die without its finally blocks (kill -9), a watchdog stops the cluster.
         watchdog = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
                     f"{' '.join(self.as_user)} {self.bin}/pg_ctl -D {self.dir}/data -m immediate -w stop; rm -rf {self.dir}")
-        subprocess.Popen(["bash", "-c", watchdog], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        # Started in the background of a shell that ends at once: nothing of ours waits for it.
+        subprocess.run(["bash", "-c", f"({watchdog}) </dev/null >/dev/null 2>&1 &"], start_new_session=True, check=True)
 
     def start(self, attempts=3):
         """Starts the cluster on its port; when that fails (the port taken all the same), on a new
