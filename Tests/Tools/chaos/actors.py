@@ -133,13 +133,19 @@ class ServerInstance:
         self.port = 0
         self.process = None
         self.starts = 0
+        self.starting = threading.Lock()  # one start at a time (the schedule's restarts run on threads)
 
     def start(self):
         """Starts the instance. A start that met its database away does not listen until long after
         the database is back, so it is killed after 5 s and tried again, for about a minute; while the
-        database is there, a start is given up to 60 s (a loaded machine)."""
-        if self.alive:
-            return True
+        database is there, a start is given up to 60 s (a loaded machine). A start whose process is
+        killed meanwhile (a kill-server of the schedule) gives up: its restart is the kill's."""
+        with self.starting:
+            if self.alive:
+                return True
+            return self._start()
+
+    def _start(self):
         for _ in range(12):
             log = open(self.log_path, "ab")
             # A local name: a kill-server of the schedule may set self.process to None meanwhile.
@@ -158,8 +164,9 @@ class ServerInstance:
                 return True
             process.kill()
             process.wait()
-            if self.process is process:
-                self.process = None
+            if self.process is not process:
+                return False  # killed meanwhile
+            self.process = None
             time.sleep(0.25)  # the database is away
         return False
 

@@ -86,7 +86,7 @@ def job_arguments(options, index, seeds):
 def self_test(backend):
     """The checker's and the disk's own tests (a checker that cannot fail proves nothing), and on
     PostgreSQL the cluster's."""
-    names = ["test_check", "test_disk", "test_campaign"] + (["test_cluster"] if backend == "postgres" else [])
+    names = ["test_check", "test_disk", "test_campaign", "test_server"] + (["test_cluster"] if backend == "postgres" else [])
     suite = unittest.defaultTestLoader.loadTestsFromNames(names)
     if not unittest.TextTestRunner(verbosity=0).run(suite).wasSuccessful():
         sys.exit("chaos: the checker's own tests failed")
