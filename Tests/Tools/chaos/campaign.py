@@ -83,9 +83,11 @@ def job_arguments(options, index, seeds):
     return arguments
 
 
-def self_test():
-    """The checker's and the disk's own tests: a checker that cannot fail proves nothing."""
-    suite = unittest.defaultTestLoader.loadTestsFromNames(["test_check", "test_disk", "test_campaign"])
+def self_test(backend):
+    """The checker's and the disk's own tests (a checker that cannot fail proves nothing), and on
+    PostgreSQL the cluster's."""
+    names = ["test_check", "test_disk", "test_campaign", "test_server"] + (["test_cluster"] if backend == "postgres" else [])
+    suite = unittest.defaultTestLoader.loadTestsFromNames(names)
     if not unittest.TextTestRunner(verbosity=0).run(suite).wasSuccessful():
         sys.exit("chaos: the checker's own tests failed")
 
@@ -120,8 +122,9 @@ def serial(options, binaries):
             os.makedirs(directory)
             print(f"chaos: run {number + 1}/{options.runs} seed {seed} backend {options.backend} "
                   f"({options.seconds:g} s, {shape.devices} devices)", flush=True)
-            run = Run(seed, shape, binaries, directory, cluster)
             started = time.monotonic()
+            run = Run(seed, shape, binaries, directory, cluster)
+            run.phases["setup"] = round(time.monotonic() - started, 2)
             divergences, stats = run.execute()
             elapsed = time.monotonic() - started
             for key, value in stats.items():
@@ -130,7 +133,7 @@ def serial(options, binaries):
                 totals[f"fault {kind}"] += count
             record = {"seed": seed, "backend": options.backend, "seconds": options.seconds, "elapsed": round(elapsed, 1),
                       "build": "release" if options.release else "debug", "divergences": divergences,
-                      "faults": dict(run.faults), "stats": stats, "policies": run.policies}
+                      "phases": run.phases, "faults": dict(run.faults), "stats": stats, "policies": run.policies}
             if options.report:
                 append_report(options.report, record)
             if divergences:
@@ -145,6 +148,8 @@ def serial(options, binaries):
                       flush=True)
                 if not options.keep:
                     shutil.rmtree(directory, ignore_errors=True)
+                    if cluster is not None and cluster.running:
+                        cluster.drop_database(run.database_name)
     finally:
         if cluster is not None:
             cluster.destroy()
@@ -201,7 +206,7 @@ def main(argv):
         failed, totals = serial(options, binaries)
         print(RESULT + json.dumps({"runs": options.runs, "failed": failed, "totals": dict(totals)}), flush=True)
         sys.exit(1 if failed else 0)
-    self_test()
+    self_test(options.backend)
     binaries = build_binaries(options.no_build, options.release)
     if options.jobs > 1:
         failed, totals = parallel(options)

@@ -12,6 +12,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from actors import DeviceProcess, ServerInstance, mint_token  # noqa: E402
@@ -29,19 +30,24 @@ class Run:
         self.seed, self.shape, self.binaries, self.directory, self.cluster = seed, shape, binaries, directory, cluster
         self.policies, self.events = make_schedule(seed, shape)
         self.faults = Counter()
+        self.phases = {}  # phase -> wall-clock seconds (start, play, settle, verify, stop)
         self.skipped = 0
+        self.cluster_moves = 0  # starts of the PostgreSQL cluster on a new port (its own was taken)
         self.secret = os.urandom(32).hex().encode()
         secret_file = os.path.join(directory, "jwt-secret")
         with open(secret_file, "wb") as file:
             file.write(self.secret + b"\n")
         os.chmod(secret_file, 0o600)
+        self.database_name = None  # the run's PostgreSQL database
         if shape.postgres:
-            name = f"chaos_{seed}_{int(time.time() * 1000) % 10**9}"
+            name = self.database_name = f"chaos_{seed}_{int(time.time() * 1000) % 10**9}"
             cluster.create_database(name)
-            database = cluster.url(name)
+            database = lambda: cluster.url(self.database_name)  # noqa: E731
         else:
-            database = "sqlite:" + os.path.join(directory, "server.db")
-        self.servers = {f"s{i}": ServerInstance(f"s{i}", binaries["sync-server"], database, secret_file, directory)
+            path = os.path.join(directory, "server.db")
+            database = lambda: "sqlite:" + path  # noqa: E731
+        up = (lambda: cluster.running) if shape.postgres else (lambda: True)
+        self.servers = {f"s{i}": ServerInstance(f"s{i}", binaries["sync-server"], database, secret_file, directory, up)
                         for i in range(shape.instances)}
         self.devices, self.proxies, self.users, self.passphrases, self.tokens = {}, {}, {}, {}, {}
         self.instance_of = {}  # device -> the name of its server instance
@@ -96,10 +102,13 @@ class Run:
     # MARK: the schedule
 
     def play(self):
+        """Plays the schedule until its end (`seconds`); the restarts and heals still due then are
+        done at once (a storage outage's end before the restarts that wait for it)."""
         begin = time.monotonic()
         timers = []  # (time, action) for restarts and heals
         workers = []  # restarts run on threads of their own: a server waits for its database
-        for event in self.events:
+        for event in self.events + [None]:
+            at = self.shape.seconds if event is None else event.t
             while True:
                 now = time.monotonic() - begin
                 due = [timer for timer in timers if timer[0] <= now]
@@ -107,19 +116,13 @@ class Run:
                     timers.remove(timer)
                     workers.append(threading.Thread(target=timer[1]))
                     workers[-1].start()
-                if now >= event.t:
+                if now >= at:
                     break
-                time.sleep(min(0.02, event.t - now))
-            self.dispatch(event, begin, timers)
-        end = max([timer[0] for timer in timers] + [self.shape.seconds])
-        while timers:
-            now = time.monotonic() - begin
-            for timer in [timer for timer in timers if timer[0] <= now]:
-                timers.remove(timer)
-                timer[1]()
-            time.sleep(0.02)
-            if now > end + 5:
-                break
+                time.sleep(min(0.02, at - now))
+            if event is not None:
+                self.dispatch(event, begin, timers)
+        for _, action in sorted(timers, key=lambda timer: (timer[1] != self.start_cluster, timer[0])):
+            action()
         for worker in workers:
             worker.join()
 
@@ -149,7 +152,7 @@ class Run:
         elif event.kind == "storage-outage":
             if self.cluster.running:
                 self.cluster.stop()
-                later(event.args["seconds"], self.cluster.start)
+                later(event.args["seconds"], self.start_cluster)
         elif event.kind == "disk-full":
             disk = self.disks.get(event.target)
             if disk is None:
@@ -163,6 +166,19 @@ class Run:
             proxy = self.proxies[event.target]
             proxy.set_fault(event.kind, event.args.get("delay", 0.0))
             later(event.args["seconds"], proxy.heal)
+
+    def start_cluster(self):
+        """Ends a storage outage. Should the cluster have moved to another port, the servers are
+        restarted on it (their database URL names the port)."""
+        moves = self.cluster.moves
+        self.cluster.start()
+        if self.cluster.moves != moves:
+            self.cluster_moves += self.cluster.moves - moves
+            for server in self.servers.values():
+                if server.alive:
+                    server.kill()
+                    self.point_proxies(server)
+                self.restart_server(server)
 
     def restart_server(self, server):
         server.start()
@@ -187,7 +203,7 @@ class Run:
         for name in self.disks:
             self.free_disk(name)
         if self.cluster is not None and not self.cluster.running:
-            self.cluster.start()
+            self.start_cluster()
         for server in self.servers.values():
             if not server.alive:
                 self.restart_server(server)
@@ -233,42 +249,57 @@ class Run:
         return finals, rows, SETTLE_ROUNDS
 
     def verify(self):
-        results = {}
+        """Closes each device's store and runs `sync-keys verify` on it, every device at once."""
+        with ThreadPoolExecutor(max_workers=len(self.devices)) as pool:
+            return dict(zip(self.devices, pool.map(self.verify_device, self.devices)))
+
+    def verify_device(self, name):
+        device = self.devices[name]
+        device.call({"op": "close"}, 30)
+        device.kill()
         binary = self.binaries.get("sync-keys")
-        for name, device in self.devices.items():
-            device.call({"op": "close"}, 30)
-            device.kill()
-            if not binary:
-                results[name] = (False, "no sync-keys binary")
-                continue
-            environment = dict(os.environ, CIPHERSYNC_ALLOW_INSECURE_PROFILE="1")
+        if not binary:
+            return False, "no sync-keys binary"
+        environment = dict(os.environ, CIPHERSYNC_ALLOW_INSECURE_PROFILE="1")
+        done = None
+        # A passphrase change that the device never reached leaves an earlier one: the newest first.
+        for passphrase in reversed(self.passphrases[name]):
             done = subprocess.run([binary, "verify", "--store", device.store, "--passphrase-fd", "0", "--json"],
-                                  input=(self.passphrases[name][-1] + "\n").encode(), capture_output=True, env=environment)
-            if not verdict(done)[0]:
-                # A passphrase change that the device never reached leaves the earlier one.
-                for older in reversed(self.passphrases[name][:-1]):
-                    done = subprocess.run([binary, "verify", "--store", device.store, "--passphrase-fd", "0", "--json"],
-                                          input=(older + "\n").encode(), capture_output=True, env=environment)
-                    if verdict(done)[0]:
-                        break
-            results[name] = verdict(done)
-        return results
+                                  input=(passphrase + "\n").encode(), capture_output=True, env=environment)
+            if verdict(done)[0]:
+                break
+        return verdict(done)
 
     def execute(self):
+        clock = time.monotonic()
+
+        def lap(phase):
+            nonlocal clock
+            now = time.monotonic()
+            self.phases[phase] = round(now - clock, 2)
+            clock = now
+
         try:
             self.start()
+            lap("start")
             self.play()
+            lap("play")
             self.heal()
             finals, rows, rounds = self.settle()
+            lap("settle")
             verifications = self.verify()
+            lap("verify")
         finally:
             self.stop_all()
             self.unmount_all()
+            lap("stop")
         histories = {name: read_history(device.history) for name, device in self.devices.items()}
         windows = {name: [(start, end) for start, end, _ in spans] for name, spans in self.disk_windows.items()}
         divergences, stats = check(list(self.devices), self.users, histories, rows, finals, verifications, windows)
         stats["settle rounds"] = rounds
         stats["commands skipped (device down)"] = self.skipped
+        if self.cluster is not None:
+            stats["storage restarts on a new port"] = self.cluster_moves
         for proxy in self.proxies.values():
             for kind, count in proxy.counts.items():
                 stats[f"proxy {kind} hits"] = stats.get(f"proxy {kind} hits", 0) + count

@@ -19,6 +19,16 @@ def ranges(seeds):
     return ", ".join(f"{a}–{b}" if a != b else f"{a}" for a, b in spans)
 
 
+def phases(records):
+    """The average time of each phase of a run, over the records that carry them: `; of which …`."""
+    timed = [record["phases"] for record in records if record.get("phases")]
+    if not timed:
+        return ""
+    names = [name for name in ("setup", "start", "play", "settle", "verify", "stop") if name in timed[0]]
+    return (f"; of which, on average over {len(timed)} runs: "
+            + ", ".join(f"{name} {sum(p.get(name, 0) for p in timed) / len(timed):.1f} s" for name in names))
+
+
 def main(paths):
     """One line per backend (runs, divergent runs, seeds, lengths, builds, run times), then the
     faults and the counts as tables with a column per backend, then the divergences."""
@@ -41,7 +51,8 @@ def main(paths):
         lengths = "/".join(f"{seconds:g}" for seconds in sorted({record["seconds"] for record in records}))
         elapsed = sorted(record.get("elapsed", 0) for record in records)
         print(f"- **{backend}**: {len(records)} runs, {len(divergent)} divergent (seeds {ranges(seeds)}; "
-              f"{lengths} s schedules, {builds} builds, {elapsed[0]:.0f}–{elapsed[-1]:.0f} s a run in all)")
+              f"{lengths} s schedules, {builds} builds, {elapsed[0]:.0f}–{elapsed[-1]:.0f} s a run in all, "
+              f"{sum(elapsed) / len(elapsed):.0f} s on average){phases(records)}")
     for title, table in (("Fault", faults), ("Count", stats)):
         print(f"\n| {title} | " + " | ".join(backends) + " |")
         print("| --- |" + " --- |" * len(backends))
