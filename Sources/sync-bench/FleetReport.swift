@@ -8,7 +8,9 @@ extension FleetWorkload {
         func ratio(_ value: Double) -> String { String(format: "%.2f×", value) }
         var lines: [String] = []
         for target in report.targets {
-            lines.append("\(target.target): \(target.streams) idle streams, a table of \(target.rows) rows")
+            lines.append(
+                "\(target.target): \(target.streams) idle streams (a keep-alive every \(String(format: "%g", report.keepAliveSeconds)) s each), "
+                    + "a table of \(target.rows) rows")
             for (name, comparison) in [("GET by id", target.get), ("PATCH", target.patch)] {
                 lines.append(
                     "  \(name): p50 \(ms(comparison.alone.p50)) → \(ms(comparison.withStreams.p50)) (\(ratio(comparison.medianRatio))), "
@@ -38,6 +40,7 @@ extension SyncBench {
         (workload.streams, workload.writers, workload.users) = (fleetStreams, fleetWriters, fleetUsers)
         (workload.rows, workload.samples, workload.heldStreams) = (fleetRows, fleetSamples, fleetHeldStreams)
         workload.postgresURL = postgresURL
+        if let fleetKeepAlive { workload.keepAlive = .seconds(fleetKeepAlive) }
         let tool = fleetHeldStreams > 0 ? try BenchTools.locate("sync-server") : nil
         let report = try await workload.run(serverTool: tool)
         if json {

@@ -21,6 +21,10 @@ struct FleetWorkload {
     var samples = 200
     var writesPerWriter = 4
     var heldStreams = 10_000
+    /// The servers' keep-alive interval (the server's default unless told).
+    var keepAlive = ChangeStreamSettings().keepAliveInterval
+    /// How long the streams are left idle before the timed requests; at least one keep-alive
+    /// interval more, so that the storage queries are counted across keep-alive ticks.
     var idleSeconds = 3.0
     var postgresURL: String?
 
@@ -69,6 +73,7 @@ struct FleetWorkload {
 
     /// Every figure of a run.
     struct Report: Codable {
+        var keepAliveSeconds: Double
         var targets: [Result]
         var held: Held?
     }
@@ -85,7 +90,8 @@ struct FleetWorkload {
         targets.append(try await measure(title: "PostgreSQL, 2 instances", engine: .postgres))
         var held: Held?
         if let serverTool { held = try await onOwnThread { [self] in try hold(tool: serverTool, descriptorLimit: limit) } }
-        return Report(targets: targets, held: held)
+        let keepAliveSeconds = Double(keepAlive.components.seconds) + Double(keepAlive.components.attoseconds) / 1e18
+        return Report(keepAliveSeconds: keepAliveSeconds, targets: targets, held: held)
     }
 
     enum Engine { case sqlite, postgres }
@@ -95,7 +101,7 @@ struct FleetWorkload {
         progress("fleet: \(title)")
         var configuration = ServerConfiguration(
             port: 0, authentication: .verifier(FleetIdentity()), perUserTables: .named([Self.scoped]), logger: ServerWorkloads.quiet)
-        configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(1))
+        configuration.changeStream = ChangeStreamSettings(keepAliveInterval: keepAlive)
         var storages: [any TableStorage] = []
         var counters: [StatementCounter] = []
         switch engine {
@@ -136,7 +142,7 @@ struct FleetWorkload {
         defer { fleet.close() }
         let idleStart = counters.map(\.count).reduce(0, +)
         let idleClock = ContinuousClock.now
-        try await Task.sleep(for: .seconds(idleSeconds))
+        try await Task.sleep(for: max(.seconds(idleSeconds), keepAlive + .seconds(1)))
         let idleQueries = Double(counters.map(\.count).reduce(0, +) - idleStart) / ServerWorkloads.seconds(since: idleClock)
         let withStreams = try await onOwnThread { [self] in try time(home) }
         let (latencies, missed) = try await fanOut(fleet, through: writeThrough)

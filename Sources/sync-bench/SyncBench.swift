@@ -119,6 +119,8 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "With --fleet: rows of the table the requests read and patch.") var fleetRows = 20_000
     @Option(help: "With --fleet: GETs and PATCHes timed without and with the streams.") var fleetSamples = 200
     @Option(help: "With --fleet: streams a sync-server child process holds (0: skip).") var fleetHeldStreams = 10_000
+    @Option(help: "With --fleet: the servers' keep-alive interval in seconds (default: the server's default, 15).")
+    var fleetKeepAlive: Double?
 
     /// The workloads `sync-bench` can run, in the order they run and are printed.
     enum Workload: String, CaseIterable {
@@ -141,7 +143,9 @@ struct SyncBench: AsyncParsableCommand {
             liveSamples > 0,
             (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0, clients > 0, requestsPerClient > 0, serverPullItems > 0
         else { throw ValidationError("counts must be positive") }
-        guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetHeldStreams >= 0 else {
+        guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetHeldStreams >= 0,
+            (fleetKeepAlive ?? 1) > 0, (fleetKeepAlive ?? 1) <= 3_600
+        else {
             throw ValidationError("fleet counts must be positive")
         }
         _ = try selection()

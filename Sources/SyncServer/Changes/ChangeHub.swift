@@ -13,14 +13,16 @@ public struct ChangeStreamSettings: Sendable, Hashable {
         get { ignoredPollInterval }
         set { ignoredPollInterval = newValue }
     }
-    /// How long a stream may stay silent before it sends a keep-alive comment (so proxies keep
-    /// the connection open). A keep-alive reads nothing from the storage.
+    /// How often a silent stream sends a keep-alive comment (so proxies keep the connection
+    /// open): once per interval, starting at a random point of the first one; after an event, the
+    /// next keep-alive comes within one and a half intervals. A keep-alive reads nothing from the
+    /// storage.
     public var keepAliveInterval: Duration
     private var ignoredPollInterval: Duration = .milliseconds(250)
 
     /// Settings.
     ///
-    /// - Parameter keepAliveInterval: The longest silence before a keep-alive comment (default 15 s).
+    /// - Parameter keepAliveInterval: How often a silent stream sends a keep-alive comment (default 15 s).
     public init(keepAliveInterval: Duration = .seconds(15)) {
         self.keepAliveInterval = keepAliveInterval
     }
@@ -29,7 +31,7 @@ public struct ChangeStreamSettings: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - pollInterval: Ignored (streams no longer poll).
-    ///   - keepAliveInterval: The longest silence before a keep-alive comment.
+    ///   - keepAliveInterval: How often a silent stream sends a keep-alive comment.
     @available(*, deprecated, message: "Change streams no longer poll the storage; use init(keepAliveInterval:).")
     public init(pollInterval: Duration, keepAliveInterval: Duration = .seconds(15)) {
         self.keepAliveInterval = keepAliveInterval
