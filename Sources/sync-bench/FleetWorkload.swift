@@ -90,8 +90,7 @@ struct FleetWorkload {
         targets.append(try await measure(title: "PostgreSQL, 2 instances", engine: .postgres))
         var held: Held?
         if let serverTool { held = try await onOwnThread { [self] in try hold(tool: serverTool, descriptorLimit: limit) } }
-        let keepAliveSeconds = Double(keepAlive.components.seconds) + Double(keepAlive.components.attoseconds) / 1e18
-        return Report(keepAliveSeconds: keepAliveSeconds, targets: targets, held: held)
+        return Report(keepAliveSeconds: keepAlive.seconds, targets: targets, held: held)
     }
 
     enum Engine { case sqlite, postgres }

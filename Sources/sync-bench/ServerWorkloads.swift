@@ -160,8 +160,7 @@ struct ServerWorkloads {
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).seconds
     }
 
     static var quiet: Logger {

@@ -143,10 +143,11 @@ struct SyncBench: AsyncParsableCommand {
             liveSamples > 0,
             (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0, clients > 0, requestsPerClient > 0, serverPullItems > 0
         else { throw ValidationError("counts must be positive") }
-        guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetHeldStreams >= 0,
-            (fleetKeepAlive ?? 1) > 0, (fleetKeepAlive ?? 1) <= 3_600
-        else {
+        guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetHeldStreams >= 0 else {
             throw ValidationError("fleet counts must be positive")
+        }
+        guard (fleetKeepAlive ?? 1) > 0, (fleetKeepAlive ?? 1) <= 3_600 else {
+            throw ValidationError("--fleet-keep-alive must be more than 0 and at most 3600 seconds")
         }
         _ = try selection()
         guard attachmentMegabytes > 0, attachmentFiles > 0, attachmentKilobytes > 0, attachmentStoreMegabytes > 0 else {
