@@ -37,6 +37,20 @@ public struct ChangeStreamSettings: Sendable, Hashable {
         self.keepAliveInterval = keepAliveInterval
         ignoredPollInterval = pollInterval
     }
+
+    /// The wait before a new stream's first keep-alive tick: a random point of the interval, so
+    /// that streams opened together (a fleet reconnecting after a restart) spread their
+    /// keep-alives over it instead of sending them in one burst.
+    func firstKeepAliveTick(using generator: inout some RandomNumberGenerator) -> Duration {
+        keepAliveInterval * Double.random(in: 0..<1, using: &generator)
+    }
+
+    /// Whether a tick sends a keep-alive after `silence`: once the stream has been silent for half
+    /// an interval, so that a silent stream speaks at every tick and never twice within half an
+    /// interval.
+    func keepAliveIsDue(after silence: Duration) -> Bool {
+        silence >= keepAliveInterval / 2
+    }
 }
 
 /// The change streams of one server instance and the one watcher of each (table, scope) they

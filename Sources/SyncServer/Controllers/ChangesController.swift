@@ -65,13 +65,10 @@ struct ChangesController: Sendable {
             var positions = known
             let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             let listener = hub.listen(scopes, signal: signal)
-            // Wakes the stream once an interval to send a keep-alive; reads nothing. The first tick
-            // comes at a random point of the interval, so that streams opened together (a fleet
-            // reconnecting after a restart) spread their keep-alives over it instead of sending them
-            // in one burst. A tick sends one if the stream was silent for half an interval or more:
-            // a silent stream speaks once per tick, never twice within half an interval.
+            // Wakes the stream once an interval to send a keep-alive; reads nothing.
             let ticker = Task {
-                var wait = settings.keepAliveInterval * Double.random(in: 0..<1)
+                var generator = SystemRandomNumberGenerator()
+                var wait = settings.firstKeepAliveTick(using: &generator)
                 while (try? await Task.sleep(for: wait)) != nil {
                     signal.yield()
                     wait = settings.keepAliveInterval
@@ -100,7 +97,7 @@ struct ChangesController: Sendable {
                     if !events.isEmpty {
                         try await writer.write(ByteBuffer(string: events))
                         lastWrite = .now
-                    } else if ContinuousClock.now - lastWrite >= settings.keepAliveInterval / 2 {
+                    } else if settings.keepAliveIsDue(after: ContinuousClock.now - lastWrite) {
                         try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                         lastWrite = .now
                     }
