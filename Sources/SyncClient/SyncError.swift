@@ -1,3 +1,4 @@
+public import SyncKeys
 public import SyncStore
 public import SyncWire
 
@@ -17,7 +18,7 @@ public import SyncWire
 /// Descriptions never contain item values, keys or passphrases; server items travel in
 /// ``serverItem`` and ``operationErrors``, never in ``description``.
 public struct SyncError: Error, Sendable, CustomStringConvertible {
-    enum Code: String, Sendable, Hashable {
+    package enum Code: String, Sendable, Hashable {
         // local validation
         case invalidURL, invalidTableName, invalidItem, invalidItemID, operationNotAllowed, itemAlreadyExists
         case invalidQuery, invalidQueryID, invalidPullQuery, invalidPurgeQuery, invalidSetting
@@ -43,7 +44,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case attachmentTransferFailed
     }
 
-    let code: Code
+    package let code: Code
     /// A short, value-free explanation of this occurrence (for logs and UIs).
     public let reason: String?
     /// The HTTP status of the response that caused the error, when there was one.
@@ -123,7 +124,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     /// The kind, the HTTP status and the reason; never item values. A push stopped by the local
     /// store adds the store's own sentence (a full disk: free space, then sync again).
     public var description: String {
-        var text = "SyncError.\(code.rawValue)"
+        var text = kindName
         if let statusCode { text += " (HTTP \(statusCode))" }
         if let reason { text += ": \(reason)" }
         if code == .pushAbortedByLocalStore, let store = storeError, reason?.contains(store.description) != true {
@@ -134,16 +135,9 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension SyncError: Equatable, Hashable {
-    /// Errors are equal when they are the same kind of error (the code); payloads are ignored.
-    public static func == (lhs: SyncError, rhs: SyncError) -> Bool { lhs.code == rhs.code }
-    /// Hashes the kind of error only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-
+extension SyncError: Equatable, Hashable, KindedError {
     /// Matches any error against a `SyncError` kind, so that `catch SyncError.pushCancelled` works.
-    public static func ~= (pattern: SyncError, value: any Error) -> Bool {
-        (value as? SyncError)?.code == pattern.code
-    }
+    public static func ~= (pattern: SyncError, value: any Error) -> Bool { pattern.matches(value) }
 }
 
 extension SyncError {

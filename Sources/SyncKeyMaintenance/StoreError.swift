@@ -25,7 +25,7 @@ public import SyncSQLite
 /// declared in the store. SyncStore re-exports this module, so `import SyncStore` is enough to
 /// catch it.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
-    enum Code: String, Sendable, Hashable {
+    package enum Code: String, Sendable, Hashable {
         // keys
         case wrongPassphrase, keyMaterialMissing, keyMaterialCorrupt, invalidPassphrase
         // files
@@ -41,7 +41,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case wrongPIN, tpmLockedOut, tpmUnavailable, slotMissing, shredded
     }
 
-    let code: Code
+    package let code: Code
     /// What this occurrence is about: a path, the part of an item that is refused, the problem a
     /// check found. Never a key, a passphrase or an item value.
     public let reason: String?
@@ -87,25 +87,16 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             return reason
                 ?? "A disk I/O error occurred; the last change was not saved. Check the disk (failing, removed or read-only?), then try again (and sync again); what was saved before is kept."
         case .invalidPassphrase, .encryptionMismatch, .fileSystem, .storeInUse:
-            return reason ?? "StoreError.\(code.rawValue)"
+            return reason ?? kindName
         case .wrongPIN, .tpmLockedOut, .tpmUnavailable, .slotMissing, .shredded:
-            return reason ?? "StoreError.\(code.rawValue)"
+            return reason ?? kindName
         }
     }
 }
 
-extension StoreError: Equatable, Hashable {
-    /// Errors are equal when they are the same kind of error; reasons and underlying errors are
-    /// ignored.
-    public static func == (lhs: StoreError, rhs: StoreError) -> Bool { lhs.code == rhs.code }
-
-    /// Hashes the kind of error only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-
+extension StoreError: Equatable, Hashable, KindedError {
     /// Matches any error against a `StoreError` kind, so that `catch StoreError.wrongPassphrase` works.
-    public static func ~= (pattern: StoreError, value: any Error) -> Bool {
-        (value as? StoreError)?.code == pattern.code
-    }
+    public static func ~= (pattern: StoreError, value: any Error) -> Bool { pattern.matches(value) }
 }
 
 extension StoreError {

@@ -11,12 +11,12 @@
 /// }
 /// ```
 public struct AttachmentFileError: Error, Sendable, CustomStringConvertible {
-    enum Code: String, Sendable, Hashable {
+    package enum Code: String, Sendable, Hashable {
         case notAnAttachmentFile, unsupportedVersion, malformedHeader, truncated, segmentAuthenticationFailed
         case segmentOutOfPlace, malformedPadding, keyUnavailable, io
     }
 
-    let code: Code
+    package let code: Code
     /// The segment that fails (``segmentAuthenticationFailed`` and ``segmentOutOfPlace``).
     public let segment: Int?
     /// Where the segment belongs (``segmentOutOfPlace``).
@@ -53,18 +53,10 @@ public struct AttachmentFileError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension AttachmentFileError: Equatable, Hashable {
-    /// Errors are equal when they are the same kind of error; the segment, version and reason are
-    /// ignored.
-    public static func == (lhs: AttachmentFileError, rhs: AttachmentFileError) -> Bool { lhs.code == rhs.code }
-    /// Hashes the kind of error only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-
+extension AttachmentFileError: Equatable, Hashable, KindedError {
     /// Matches any error against an `AttachmentFileError` kind, so that `catch
     /// AttachmentFileError.truncated` works.
-    public static func ~= (pattern: AttachmentFileError, value: any Error) -> Bool {
-        (value as? AttachmentFileError)?.code == pattern.code
-    }
+    public static func ~= (pattern: AttachmentFileError, value: any Error) -> Bool { pattern.matches(value) }
 }
 
 extension AttachmentFileError {

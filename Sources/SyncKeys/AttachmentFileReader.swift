@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// Reads an encrypted attachment file (``AttachmentFormat``) at any offset, one segment at a
@@ -7,7 +7,7 @@ import Synchronization
 /// Opening checks the header, the file's length and the last segment (which holds the content
 /// length), so a truncated or foreign file is refused at once; every later read checks the tags
 /// of the segments it decrypts, and ``verify()`` checks them all. Safe to share: reads take turns.
-public final class AttachmentFileReader: Sendable {
+package final class AttachmentFileReader: Sendable {
     private struct State: ~Copyable {
         var cipher: SegmentCipher
         var cachedIndex = -1
@@ -29,7 +29,7 @@ public final class AttachmentFileReader: Sendable {
     private let lastPlainLength: Int
     private let state: Mutex<State>
     /// The content length in bytes.
-    public let contentLength: Int64
+    package let contentLength: Int64
 
     /// Opens the file at `url` with the attachment's key.
     ///
@@ -39,7 +39,7 @@ public final class AttachmentFileReader: Sendable {
     /// - Throws: ``AttachmentFileError``: ``AttachmentFileError/truncated`` for a short file,
     ///   ``AttachmentFileError/segmentAuthenticationFailed(segment:)`` for a changed last segment
     ///   or header, and the header's own cases.
-    public init(url: URL, key: SecretBytes) throws(AttachmentFileError) {
+    package init(url: URL, key: SecretBytes) throws(AttachmentFileError) {
         guard key.count == AttachmentFormat.keyLength, let cipher = try? SegmentCipher(key: key, encrypting: false) else {
             throw .keyUnavailable
         }
@@ -80,7 +80,7 @@ public final class AttachmentFileReader: Sendable {
     /// Up to `count` content bytes from `offset` (fewer only at the end; none past it).
     ///
     /// - Throws: ``AttachmentFileError`` for a segment that fails its tag or a read that fails.
-    public func read(at offset: Int64, count: Int) throws(AttachmentFileError) -> [UInt8] {
+    package func read(at offset: Int64, count: Int) throws(AttachmentFileError) -> [UInt8] {
         guard offset >= 0, count > 0, offset < contentLength else { return [] }
         let end = min(offset + Int64(count), contentLength)
         let size = Int64(header.segmentSize)
@@ -101,7 +101,7 @@ public final class AttachmentFileReader: Sendable {
     /// Checks the tag of every segment, in order (the whole chain: index, final flag and header).
     ///
     /// - Throws: The first ``AttachmentFileError`` found.
-    public func verify() throws(AttachmentFileError) {
+    package func verify() throws(AttachmentFileError) {
         for index in 0..<segments { SecretBytes.wipe(contentsOf: try decrypt(index, caching: false)) }
     }
 

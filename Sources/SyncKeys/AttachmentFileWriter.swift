@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Writes an encrypted attachment file (``AttachmentFormat``) as the content streams in: at most
 /// one segment of plaintext is held in memory, each full segment is sealed and written at once.
@@ -7,7 +7,7 @@ public import Foundation
 /// ``commit(to:)`` pads and seals the last segment, flushes the file to the disk, renames it to
 /// its final name and flushes the directory. ``discard()`` (or dropping an unfinished writer)
 /// removes the temporary file. Use from one task at a time.
-public final class AttachmentFileWriter {
+package final class AttachmentFileWriter {
     private let cipher: SegmentCipher
     private let header: AttachmentFormat.Header
     private let file: RawFile
@@ -16,7 +16,7 @@ public final class AttachmentFileWriter {
     private var segment = 0
     private var finished = false
     /// The content bytes written so far.
-    public private(set) var contentLength: Int64 = 0
+    package private(set) var contentLength: Int64 = 0
 
     /// Creates the temporary file and writes the header.
     ///
@@ -27,7 +27,7 @@ public final class AttachmentFileWriter {
     ///     tests pass one).
     /// - Throws: ``AttachmentFileError/io(_:)`` when the file cannot be made,
     ///   ``AttachmentFileError/keyUnavailable`` for a key of the wrong length.
-    public init(temporaryURL: URL, key: SecretBytes, noncePrefix: [UInt8]? = nil) throws(AttachmentFileError) {
+    package init(temporaryURL: URL, key: SecretBytes, noncePrefix: [UInt8]? = nil) throws(AttachmentFileError) {
         guard key.count == AttachmentFormat.keyLength, noncePrefix.map({ $0.count == AttachmentFormat.noncePrefixLength }) ?? true
         else { throw .keyUnavailable }
         guard let prefix = try? noncePrefix ?? RandomBytes.make(AttachmentFormat.noncePrefixLength) else { throw .io("random nonce prefix") }
@@ -60,7 +60,7 @@ public final class AttachmentFileWriter {
     ///   the segments or a length that is not whole segments,
     ///   ``AttachmentFileError/segmentAuthenticationFailed(segment:)`` for a changed
     ///   segment, ``AttachmentFileError/keyUnavailable`` for another key. The file is left as it was.
-    public init(
+    package init(
         resuming temporaryURL: URL, key: SecretBytes, kept: Int64, prefix: ([UInt8]) throws(AttachmentFileError) -> Void
     ) throws(AttachmentFileError) {
         guard key.count == AttachmentFormat.keyLength, let opener = try? SegmentCipher(key: key, encrypting: false) else {
@@ -105,7 +105,7 @@ public final class AttachmentFileWriter {
     ///
     /// - Returns: The content length kept (whole segments).
     /// - Throws: ``AttachmentFileError/io(_:)``; the temporary file is removed.
-    public func suspend() throws(AttachmentFileError) -> Int64 {
+    package func suspend() throws(AttachmentFileError) -> Int64 {
         buffer.withUnsafeMutableBytes { SecretBytes.wipe($0) }
         buffer.removeAll()
         finished = true
@@ -132,7 +132,7 @@ public final class AttachmentFileWriter {
     ///
     /// - Parameter bytes: The next content bytes.
     /// - Throws: ``AttachmentFileError/io(_:)``.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(AttachmentFileError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(AttachmentFileError) {
         var rest = bytes[...]
         while !rest.isEmpty {
             let take = min(header.segmentSize - buffer.count, rest.count)
@@ -148,7 +148,7 @@ public final class AttachmentFileWriter {
     ///
     /// - Parameter bytes: The next content bytes.
     /// - Throws: ``AttachmentFileError/io(_:)``.
-    public func write(_ bytes: [UInt8]) throws(AttachmentFileError) {
+    package func write(_ bytes: [UInt8]) throws(AttachmentFileError) {
         try bytes.withUnsafeBytes { raw in Result { () throws(AttachmentFileError) in try write(raw) } }.get()
     }
 
@@ -159,7 +159,7 @@ public final class AttachmentFileWriter {
     /// - Returns: The content length.
     /// - Throws: ``AttachmentFileError/io(_:)``; the temporary file is removed.
     @discardableResult
-    public func commit(to url: URL) throws(AttachmentFileError) -> Int64 {
+    package func commit(to url: URL) throws(AttachmentFileError) -> Int64 {
         do {
             try sealEnd()
             try file.syncAndClose()
@@ -180,7 +180,7 @@ public final class AttachmentFileWriter {
     /// - Returns: The content length.
     /// - Throws: ``AttachmentFileError/io(_:)``; the temporary file is removed.
     @discardableResult
-    public func finish() throws(AttachmentFileError) -> Int64 {
+    package func finish() throws(AttachmentFileError) -> Int64 {
         do {
             try sealEnd()
             try file.syncAndClose()
@@ -194,7 +194,7 @@ public final class AttachmentFileWriter {
     }
 
     /// Removes the temporary file (and wipes the plaintext buffered).
-    public func discard() {
+    package func discard() {
         SecretBytes.wipe(contentsOf: buffer)
         file.remove(temporaryURL)
         finished = true

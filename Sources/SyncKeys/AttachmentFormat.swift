@@ -8,25 +8,25 @@
 /// segment from another file all fail a tag. The content is padded, before it is sealed, with
 /// zeros and its length as a 64-bit big-endian number, to a multiple of the padding granularity:
 /// the file's size tells the content's size only to that granularity.
-public enum AttachmentFormat {
+package enum AttachmentFormat {
     /// The first four bytes of every file: `CSAT`.
-    public static let magic: [UInt8] = Array("CSAT".utf8)
+    package static let magic: [UInt8] = Array("CSAT".utf8)
     /// The format version this build writes and reads.
-    public static let version: UInt8 = 1
+    package static let version: UInt8 = 1
     /// The header length in bytes.
-    public static let headerLength = 16
+    package static let headerLength = 16
     /// The length of the nonce prefix in the header.
-    public static let noncePrefixLength = 7
+    package static let noncePrefixLength = 7
     /// The length of an attachment key.
-    public static let keyLength = 32
+    package static let keyLength = 32
     /// log2 of the plaintext bytes per segment this build writes: 64 KiB.
-    public static let segmentShift: UInt8 = 16
+    package static let segmentShift: UInt8 = 16
     /// log2 of the padding granularity this build writes: 4 KiB.
-    public static let paddingShift: UInt8 = 12
+    package static let paddingShift: UInt8 = 12
     /// The length of the content-length trailer at the end of the padded content.
     static let trailerLength = 8
     /// The per-segment tag length.
-    public static let tagLength = SegmentCipher.tagLength
+    package static let tagLength = SegmentCipher.tagLength
 
     /// The HKDF-SHA256 `info` of the key that wraps attachment keys, derived from the data key.
     static let wrapInfo = Array("ciphersync/v1/attachment-key-wrap".utf8)
@@ -81,7 +81,7 @@ public enum AttachmentFormat {
     ///
     /// - Parameter contentLength: The plaintext length.
     /// - Returns: The header, the padded content and one tag per segment.
-    public static func fileSize(forContentLength contentLength: Int64) -> Int64 {
+    package static func fileSize(forContentLength contentLength: Int64) -> Int64 {
         let padded = paddedLength(contentLength, granularity: 1 << Int(paddingShift))
         let segment = Int64(1) << Int64(segmentShift)
         let segments = (padded + segment - 1) / segment
@@ -94,7 +94,7 @@ public enum AttachmentFormat {
     /// - Parameter dataKey: The store's 32-byte data key.
     /// - Returns: A 32-byte key-encryption key for ``KeyWrap`` (KWP).
     /// - Throws: ``KeyError``.
-    public static func wrappingKey(dataKey: SecretBytes) throws(KeyError) -> SecretBytes {
+    package static func wrappingKey(dataKey: SecretBytes) throws(KeyError) -> SecretBytes {
         try KeyDerivation.hkdfSHA256(key: dataKey, salt: [], info: wrapInfo, length: 32)
     }
 
@@ -102,7 +102,7 @@ public enum AttachmentFormat {
     ///
     /// - Returns: 32 bytes from OpenSSL's CSPRNG.
     /// - Throws: ``KeyError/cryptoFailure(_:)``.
-    public static func newKey() throws(KeyError) -> SecretBytes {
+    package static func newKey() throws(KeyError) -> SecretBytes {
         try SecretBytes.random(count: keyLength)
     }
 }

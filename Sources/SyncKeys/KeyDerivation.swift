@@ -36,7 +36,7 @@ public enum KeyDerivation {
     }
 
     /// HKDF-SHA256 (RFC 5869): extract with `salt`, expand with `info`.
-    public static func hkdfSHA256(key: SecretBytes, salt: [UInt8], info: [UInt8], length: Int) throws(KeyError) -> SecretBytes {
+    package static func hkdfSHA256(key: SecretBytes, salt: [UInt8], info: [UInt8], length: Int) throws(KeyError) -> SecretBytes {
         guard let ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else { throw openSSLFailure("HKDF context") }
         defer { EVP_PKEY_CTX_free(ctx) }
         try openSSLCheck(EVP_PKEY_derive_init(ctx), "HKDF init")
@@ -54,7 +54,7 @@ public enum KeyDerivation {
     }
 
     /// HMAC-SHA256 of `data` under `key`.
-    public static func hmacSHA256(key: SecretBytes, data: [UInt8]) throws(KeyError) -> [UInt8] {
+    package static func hmacSHA256(key: SecretBytes, data: [UInt8]) throws(KeyError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         var outLength: UInt32 = 0
         let result = key.withUnsafeBytes { k in

@@ -104,7 +104,7 @@ extension KeyEnvelope {
     /// - Returns: The secret in its normal form.
     /// - Throws: ``KeyError/emptyPassphrase``, ``KeyError/passphraseTooLong``, ``KeyError/weakKeyDerivation(_:)``.
     @discardableResult
-    public static func checkNewSlot(secret: SecretBytes, profile: KeyProfile, allowInsecureProfile: Bool) throws(KeyError) -> SecretBytes {
+    package static func checkNewSlot(secret: SecretBytes, profile: KeyProfile, allowInsecureProfile: Bool) throws(KeyError) -> SecretBytes {
         let normalized = try Passphrase.normalized(secret)
         try profile.checkFloor(saltLength: saltLength(of: profile), allowInsecure: allowInsecureProfile)
         return normalized

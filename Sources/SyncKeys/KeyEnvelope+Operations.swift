@@ -89,7 +89,7 @@ extension KeyEnvelope {
 
     /// A copy whose `slot` is protected by `newSecret` instead (new salt, same envelope key and
     /// data key): the database is untouched.
-    public func changingSecret(
+    package func changingSecret(
         slot slotID: String = passphraseSlot, from oldSecret: SecretBytes, unlockingWith unlockSlot: String? = nil,
         to newSecret: SecretBytes, profile: KeyProfile? = nil, allowInsecureProfile: Bool = false, now: Date = Date()
     ) throws(KeyError) -> KeyEnvelope {
@@ -126,7 +126,7 @@ extension KeyEnvelope {
     }
 
     /// A copy in the `rotating` state carrying `newDataKey` as the pending key.
-    public func beginningRotation(
+    package func beginningRotation(
         to newDataKey: SecretBytes, envelopeKey: SecretBytes, now: Date = Date()
     ) throws(KeyError)
         -> KeyEnvelope
@@ -143,7 +143,7 @@ extension KeyEnvelope {
     }
 
     /// A copy back in the `active` state: with the pending key promoted (`commit`) or dropped.
-    public func endingRotation(commit: Bool, envelopeKey: SecretBytes) throws(KeyError) -> KeyEnvelope {
+    package func endingRotation(commit: Bool, envelopeKey: SecretBytes) throws(KeyError) -> KeyEnvelope {
         try verifyMAC(envelopeKey: envelopeKey)
         var copy = self
         if commit, let pendingID = pendingKeyId, let pendingAt = pendingKeyCreatedAt, let pendingKey = pendingWrappedDataKey {

@@ -32,7 +32,7 @@ extension KeyEnvelope {
     /// - Throws: ``KeyError/slotMissing(_:)`` when there is no such slot,
     ///   ``KeyError/envelopeCorrupt(_:)`` when it is the last one or `envelopeKey` does not
     ///   authenticate the envelope.
-    public func removingSlot(_ id: String, envelopeKey: SecretBytes) throws(KeyError) -> KeyEnvelope {
+    package func removingSlot(_ id: String, envelopeKey: SecretBytes) throws(KeyError) -> KeyEnvelope {
         try verifyMAC(envelopeKey: envelopeKey)
         guard slots.contains(where: { $0.id == id }) else { throw .slotMissing(id) }
         guard slots.count > 1 else { throw .envelopeCorrupt("the last key slot cannot be removed; shred the store instead") }

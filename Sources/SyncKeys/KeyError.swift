@@ -13,13 +13,13 @@
 /// Descriptions are one sentence and never contain key material or passphrases. A failed
 /// unwrap says only that it failed.
 public struct KeyError: Error, Sendable, CustomStringConvertible {
-    enum Code: String, Sendable, Hashable {
+    package enum Code: String, Sendable, Hashable {
         case wrongPassphrase, keyMaterialMissing, envelopeCorrupt, unsupportedEnvelopeVersion, weakKeyDerivation
         case emptyPassphrase, passphraseTooLong, invalidKeyLength, unwrapFailed, cryptoFailure, writeFailed
         case wrongPIN, tpmLockedOut, tpmKeyMissing, tpmPolicyRefused, tpmFailure, slotMissing, shredded
     }
 
-    let code: Code
+    package let code: Code
     /// The detail of this occurrence, when its kind has one: what is wrong with the envelope, the
     /// version or key length met, the operation that failed, the slot's id. Never key material.
     public let reason: String?
@@ -58,16 +58,9 @@ public struct KeyError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension KeyError: Equatable, Hashable {
-    /// Errors are equal when they are the same kind of error; the ``reason`` is ignored.
-    public static func == (lhs: KeyError, rhs: KeyError) -> Bool { lhs.code == rhs.code }
-    /// Hashes the kind of error only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-
+extension KeyError: Equatable, Hashable, KindedError {
     /// Matches any error against a `KeyError` kind, so that `catch KeyError.wrongPassphrase` works.
-    public static func ~= (pattern: KeyError, value: any Error) -> Bool {
-        (value as? KeyError)?.code == pattern.code
-    }
+    public static func ~= (pattern: KeyError, value: any Error) -> Bool { pattern.matches(value) }
 }
 
 extension KeyError {

@@ -35,7 +35,7 @@ public struct AttachmentTransferRecord: Sendable, Hashable {
     ///   - attempts: Failed attempts so far.
     ///   - notBefore: Not tried before this moment.
     ///   - lastError: The last failure.
-    public init(
+    package init(
         table: String, attachmentId: String, direction: Direction, attempts: Int = 0, notBefore: Date = Date(timeIntervalSince1970: 0),
         lastError: String? = nil
     ) {
@@ -51,7 +51,7 @@ public struct AttachmentTransferRecord: Sendable, Hashable {
     ///
     /// - Parameter attempts: The failures so far (from 1).
     /// - Returns: The delay before the next attempt.
-    public static func backOff(afterAttempts attempts: Int) -> TimeInterval {
+    package static func backOff(afterAttempts attempts: Int) -> TimeInterval {
         min(3600, pow(2, Double(min(max(attempts, 0), 12))))
     }
 }
@@ -60,28 +60,28 @@ extension AttachmentRows {
     /// Queues a transfer (a transfer already queued for the attachment and direction stays as it is).
     ///
     /// - Throws: `StoreError`.
-    public func enqueue(_ record: AttachmentTransferRecord) throws {
+    package func enqueue(_ record: AttachmentTransferRecord) throws {
         try session.run(StoreSQL.enqueueTransfer, Self.values(record))
     }
 
     /// Replaces a queued transfer (its attempts, back-off and last error).
     ///
     /// - Throws: `StoreError`.
-    public func update(_ record: AttachmentTransferRecord) throws {
+    package func update(_ record: AttachmentTransferRecord) throws {
         try session.run(StoreSQL.replaceTransfer, Self.values(record))
     }
 
     /// Removes a queued transfer (done, or no longer wanted).
     ///
     /// - Throws: `StoreError`.
-    public func removeTransfer(table: String, attachmentId: String, direction: AttachmentTransferRecord.Direction) throws {
+    package func removeTransfer(table: String, attachmentId: String, direction: AttachmentTransferRecord.Direction) throws {
         try session.run(StoreSQL.deleteTransfer, [.text(table), .text(attachmentId), .integer(Int64(direction.rawValue))])
     }
 
     /// The queued transfers, oldest first by back-off.
     ///
     /// - Throws: `StoreError`.
-    public func transfers() throws -> [AttachmentTransferRecord] {
+    package func transfers() throws -> [AttachmentTransferRecord] {
         try session.rows(StoreSQL.allTransfers).map { row in
             AttachmentTransferRecord(
                 table: row[0].textValue ?? "", attachmentId: row[1].textValue ?? "",

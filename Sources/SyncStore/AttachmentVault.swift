@@ -1,5 +1,5 @@
-public import Foundation
-public import SyncKeys
+package import Foundation
+package import SyncKeys
 import SyncWire
 import Synchronization
 
@@ -11,14 +11,14 @@ import Synchronization
 /// Files are written as the content streams in (never all of it in memory) to a temporary file
 /// in the same directory, flushed and renamed; only then does the caller commit the metadata.
 /// Safe to share: it holds no state but its directory and its wrapping key.
-public final class AttachmentVault: Sendable {
+package final class AttachmentVault: Sendable {
     /// The directory of the attachment files.
-    public let directory: URL
+    package let directory: URL
     /// The key that wraps attachment keys, while an encrypted store is open; `nil` for a plain
     /// store.
     private let wrappingKey = Mutex<SecretBytes?>(nil)
     /// Whether the store is encrypted (its files are sealed).
-    public let isEncrypted: Bool
+    package let isEncrypted: Bool
     /// The files being written or written and not yet settled (their rows not committed yet): a
     /// sweep leaves them alone.
     private let unsettled = Mutex<Set<String>>([])
@@ -46,7 +46,7 @@ public final class AttachmentVault: Sendable {
     ///   - table: The attachment's table (the item's table).
     ///   - id: The attachment's id.
     /// - Returns: A file name in ``directory``.
-    public func fileName(table: String, id: String) -> String {
+    package func fileName(table: String, id: String) -> String {
         let digest = (try? KeyDerivation.sha256(Array(table.utf8) + [0] + Array(id.lowercased().utf8))) ?? []
         return Hex.lowercase(digest.prefix(16)) + (isEncrypted ? ".csat" : ".bin")
     }
@@ -168,7 +168,7 @@ public final class AttachmentVault: Sendable {
     /// - Parameter record: The attachment's row of `__attachments`.
     /// - Returns: A reader of its content.
     /// - Throws: `AttachmentFileError` for a missing, damaged or foreign file.
-    public func open(_ record: AttachmentFileRecord) throws -> any AttachmentFileContent {
+    package func open(_ record: AttachmentFileRecord) throws -> any AttachmentFileContent {
         let url = directory.appendingPathComponent(record.file)
         guard let wrapped = record.wrappedKey else { return try PlainAttachmentFile(url: url) }
         guard let kek = wrappingKey.withLock({ $0 }) else { throw AttachmentFileError.keyUnavailable }
@@ -179,7 +179,7 @@ public final class AttachmentVault: Sendable {
     /// Removes attachment files (missing ones are not an error).
     ///
     /// - Parameter files: File names in ``directory``.
-    public func remove(files: [String]) {
+    package func remove(files: [String]) {
         for file in files { _ = try? FileManager.default.removeItem(at: directory.appendingPathComponent(file)) }
     }
 
@@ -349,38 +349,38 @@ package final class VaultFileWriter {
 }
 
 /// An attachment file written and flushed, whose row is not committed yet.
-public struct StagedAttachment: Sendable, Hashable {
+package struct StagedAttachment: Sendable, Hashable {
     /// The item's table.
-    public var table: String
+    package var table: String
     /// The attachment's id.
-    public var id: String
+    package var id: String
     /// The file's name in the vault.
-    public var file: String
+    package var file: String
     /// The attachment key wrapped under the store's attachment wrapping key (encrypted stores).
-    public var wrappedKey: [UInt8]?
+    package var wrappedKey: [UInt8]?
     /// The content length.
-    public var size: Int64
+    package var size: Int64
     /// The content's SHA-256, lowercase hex.
-    public var sha256: String
+    package var sha256: String
 }
 
 /// A download suspended midway (`VaultFileWriter.suspend()`): a row of the store's system table
 /// `__attachment_partials` naming its temporary file, its wrapped key and the content it holds.
-public struct PartialAttachment: Sendable, Hashable {
+package struct PartialAttachment: Sendable, Hashable {
     /// The item's table.
-    public var table: String
+    package var table: String
     /// The attachment's id.
-    public var id: String
+    package var id: String
     /// The temporary file's name in the vault.
-    public var file: String
+    package var file: String
     /// The attachment key, wrapped (encrypted stores).
-    public var wrappedKey: [UInt8]?
+    package var wrappedKey: [UInt8]?
     /// The content bytes the file holds (whole sealed segments in an encrypted store).
-    public var length: Int64
+    package var length: Int64
 }
 
 /// Content of an attachment file, read at any offset: the sealed reader or a plain file.
-public protocol AttachmentFileContent: Sendable {
+package protocol AttachmentFileContent: Sendable {
     /// The content length.
     var contentLength: Int64 { get }
     /// Up to `count` content bytes from `offset` (fewer only at the end).

@@ -1,32 +1,32 @@
-public import Foundation
+import Foundation
 import SyncSQL
 import SyncSQLite
 
 /// A row of the store's system table `__attachments` (never synced): which file holds an
 /// attachment's content, and, in an encrypted store, its wrapped key.
-public struct AttachmentFileRecord: Sendable, Hashable {
+package struct AttachmentFileRecord: Sendable, Hashable {
     /// The item's table.
-    public var table: String
+    package var table: String
     /// The attachment's id.
-    public var id: String
+    package var id: String
     /// The file's name in the store's ``AttachmentVault``.
-    public var file: String
+    package var file: String
     /// The attachment key, wrapped (encrypted stores; `nil` in a plain store).
-    public var wrappedKey: [UInt8]?
+    package var wrappedKey: [UInt8]?
 }
 
 /// The `__attachments` rows of one transaction of a ``SQLiteStore``.
 ///
 /// Handed to the closures of `AttachmentStoring.writeAttachments(_:)`; it lives as long as the
 /// closure runs.
-public struct AttachmentRows {
+package struct AttachmentRows {
     let session: StoreSession
 
     /// Records an attachment file written by ``AttachmentVault``.
     ///
     /// - Parameter staged: The written file.
     /// - Throws: `StoreError`.
-    public func insert(_ staged: StagedAttachment) throws {
+    package func insert(_ staged: StagedAttachment) throws {
         try session.run(
             StoreSQL.insertAttachment,
             [.text(staged.table), .text(staged.id), .text(staged.file), staged.wrappedKey.map(SQLValue.blob) ?? .null])
@@ -35,14 +35,14 @@ public struct AttachmentRows {
     /// The row of attachment `id` of `table`, or `nil`.
     ///
     /// - Throws: `StoreError`.
-    public func record(table: String, id: String) throws -> AttachmentFileRecord? {
+    package func record(table: String, id: String) throws -> AttachmentFileRecord? {
         try session.rows(StoreSQL.attachmentByID, [.text(table), .text(id)]).first.map(Self.record(from:))
     }
 
     /// Every row, or those of one table.
     ///
     /// - Throws: `StoreError`.
-    public func records(table: String? = nil) throws -> [AttachmentFileRecord] {
+    package func records(table: String? = nil) throws -> [AttachmentFileRecord] {
         let rows = try table.map { try session.rows(StoreSQL.attachmentsOfTable, [.text($0)]) } ?? session.rows(StoreSQL.allAttachments)
         return rows.map(Self.record(from:))
     }
@@ -51,7 +51,7 @@ public struct AttachmentRows {
     /// caller's to remove once the transaction has committed).
     ///
     /// - Throws: `StoreError`.
-    public func delete(table: String, id: String) throws {
+    package func delete(table: String, id: String) throws {
         try session.run(StoreSQL.deleteAttachment, [.text(table), .text(id)])
         try session.run(StoreSQL.deleteTransfersOfAttachment, [.text(table), .text(id)])
         try removePartial(table: table, id: id)
@@ -61,7 +61,7 @@ public struct AttachmentRows {
     /// or removed once its row is gone).
     ///
     /// - Throws: `StoreError`.
-    public func savePartial(_ partial: PartialAttachment) throws {
+    package func savePartial(_ partial: PartialAttachment) throws {
         try session.run(
             StoreSQL.savePartial,
             [.text(partial.table), .text(partial.id), .text(partial.file), partial.wrappedKey.map(SQLValue.blob) ?? .null, .integer(partial.length)])
@@ -70,14 +70,14 @@ public struct AttachmentRows {
     /// The suspended download of attachment `id` of `table`, or `nil`.
     ///
     /// - Throws: `StoreError`.
-    public func partial(table: String, id: String) throws -> PartialAttachment? {
+    package func partial(table: String, id: String) throws -> PartialAttachment? {
         try session.rows(StoreSQL.partialByID, [.text(table), .text(id)]).first.map(Self.partial(from:))
     }
 
     /// Every suspended download.
     ///
     /// - Throws: `StoreError`.
-    public func partials() throws -> [PartialAttachment] {
+    package func partials() throws -> [PartialAttachment] {
         try session.rows(StoreSQL.allPartials).map(Self.partial(from:))
     }
 
@@ -85,7 +85,7 @@ public struct AttachmentRows {
     /// remove, or the next sweep's).
     ///
     /// - Throws: `StoreError`.
-    public func removePartial(table: String, id: String) throws {
+    package func removePartial(table: String, id: String) throws {
         try session.run(StoreSQL.deletePartial, [.text(table), .text(id)])
     }
 

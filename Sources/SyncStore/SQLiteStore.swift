@@ -33,7 +33,7 @@ public actor SQLiteStore: LocalStore, PushCacheHints {
     /// published after the commit. In memory only.
     public nonisolated let changes: StoreChanges? = StoreChanges()
     /// Where the store keeps attachment content (`<database>.attachments/`).
-    public nonisolated let attachmentVault: AttachmentVault
+    package nonisolated let attachmentVault: AttachmentVault
 
     /// The store's executor: its own serial dispatch queue, on which every SQLite call runs.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {

@@ -47,7 +47,7 @@ public final class StoreChanges: Sendable {
     public init() {}
 
     /// The number of observers registered now (an ended observation leaves none behind).
-    public var observerCount: Int {
+    package var observerCount: Int {
         state.withLock { $0.observers.count }
     }
 

@@ -4,60 +4,73 @@
 /// The error names a byte offset and a short reason, never the text itself, so it is safe to log
 /// and to send back to whoever sent the text.
 public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What is wrong.
-    public enum Reason: Sendable, Hashable, CaseIterable {
+    /// What is wrong: a set of static values that may grow, compared with `==`
+    /// (`error.reason == .duplicateKey`).
+    public struct Reason: Sendable, Hashable {
+        enum Code: String, Sendable, Hashable, CaseIterable {
+            case unexpectedEnd, expectedValue, expectedName, expectedColon, expectedCommaOrObjectEnd
+            case expectedCommaOrArrayEnd, trailingComma, comment, singleQuote, nonFiniteNumber, invalidNumber
+            case leadingZero, numberOutOfRange, invalidLiteral, controlCharacter, invalidEscape, loneSurrogate
+            case invalidUTF8, byteOrderMark, duplicateKey, tooDeep, trailingData, notAnObject, notAnArray
+        }
+
+        let code: Code
+
         /// The text ends before the value is complete (or is empty).
-        case unexpectedEnd
+        public static let unexpectedEnd = Reason(code: .unexpectedEnd)
         /// Something other than a value where a value must be.
-        case expectedValue
+        public static let expectedValue = Reason(code: .expectedValue)
         /// Something other than a member name in double quotes where one must be.
-        case expectedName
+        public static let expectedName = Reason(code: .expectedName)
         /// No `:` after a member name.
-        case expectedColon
+        public static let expectedColon = Reason(code: .expectedColon)
         /// Neither `,` nor `}` after a member.
-        case expectedCommaOrObjectEnd
+        public static let expectedCommaOrObjectEnd = Reason(code: .expectedCommaOrObjectEnd)
         /// Neither `,` nor `]` after an element.
-        case expectedCommaOrArrayEnd
+        public static let expectedCommaOrArrayEnd = Reason(code: .expectedCommaOrArrayEnd)
         /// A `,` directly before `}` or `]`.
-        case trailingComma
+        public static let trailingComma = Reason(code: .trailingComma)
         /// A `/* … */` or `// …` comment.
-        case comment
+        public static let comment = Reason(code: .comment)
         /// A string or name in single quotes.
-        case singleQuote
+        public static let singleQuote = Reason(code: .singleQuote)
         /// `NaN`, `Infinity` or `-Infinity` (or, when writing, a `Double` that is not finite).
-        case nonFiniteNumber
+        public static let nonFiniteNumber = Reason(code: .nonFiniteNumber)
         /// A number that does not follow the grammar (`1.`, `.5`, `-`, `1e`, `+1`).
-        case invalidNumber
+        public static let invalidNumber = Reason(code: .invalidNumber)
         /// A number with a superfluous leading zero (`01`, `-00`).
-        case leadingZero
+        public static let leadingZero = Reason(code: .leadingZero)
         /// A number whose magnitude is too large for a `Double`.
-        case numberOutOfRange
+        public static let numberOutOfRange = Reason(code: .numberOutOfRange)
         /// A word that is not `true`, `false` or `null`.
-        case invalidLiteral
+        public static let invalidLiteral = Reason(code: .invalidLiteral)
         /// An unescaped control character (U+0000–U+001F) inside a string.
-        case controlCharacter
+        public static let controlCharacter = Reason(code: .controlCharacter)
         /// A backslash followed by something other than `" \ / b f n r t` or `u` and four hex digits.
-        case invalidEscape
+        public static let invalidEscape = Reason(code: .invalidEscape)
         /// A `\u` escape of a UTF-16 surrogate that is not half of a pair.
-        case loneSurrogate
+        public static let loneSurrogate = Reason(code: .loneSurrogate)
         /// Bytes that are not well-formed UTF-8.
-        case invalidUTF8
+        public static let invalidUTF8 = Reason(code: .invalidUTF8)
         /// A UTF-8 byte order mark before the value.
-        case byteOrderMark
+        public static let byteOrderMark = Reason(code: .byteOrderMark)
         /// An object naming the same member twice.
-        case duplicateKey
+        public static let duplicateKey = Reason(code: .duplicateKey)
         /// Arrays and objects nested deeper than ``JSONParser/maximumDepth``.
-        case tooDeep
+        public static let tooDeep = Reason(code: .tooDeep)
         /// More than whitespace after the value.
-        case trailingData
+        public static let trailingData = Reason(code: .trailingData)
         /// A value other than an object where an object was expected.
-        case notAnObject
+        public static let notAnObject = Reason(code: .notAnObject)
         /// A value other than an array where an array was expected.
-        case notAnArray
+        public static let notAnArray = Reason(code: .notAnArray)
+
+        /// Every reason, one of each kind.
+        package static var allCases: [Reason] { Code.allCases.map { Reason(code: $0) } }
 
         /// A short phrase for messages (it never contains any of the input).
         public var phrase: String {
-            switch self {
+            switch code {
             case .unexpectedEnd: return "the text ends before the JSON value does"
             case .expectedValue: return "expected a JSON value"
             case .expectedName: return "expected a member name in double quotes"

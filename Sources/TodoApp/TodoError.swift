@@ -1,3 +1,5 @@
+public import SyncKeys
+
 /// What can go wrong in the todo app, each a one-line message.
 ///
 /// A struct around a private code, so that kinds can be added later without breaking callers.
@@ -5,13 +7,13 @@
 /// `error == .conflicts`); the prefix, the server's message and the counts of an occurrence are in
 /// ``reason`` and ``count``.
 public struct TodoError: Error, Sendable, CustomStringConvertible {
-    enum Code: String, Sendable, Hashable {
+    package enum Code: String, Sendable, Hashable {
         case unknownID, ambiguousID, offline, conflicts, unauthorized, server, nothingToChange
         case unknownAttachment, ambiguousAttachment
         case resolutionWouldRepeat, itemIDCaseClash
     }
 
-    let code: Code
+    package let code: Code
     /// The id prefix given (``unknownID``, ``ambiguousID``), the server's failure (``server``), the
     /// item and the resolution (``resolutionWouldRepeat``) or the clashing ids (``itemIDCaseClash``).
     public let reason: String?
@@ -51,16 +53,9 @@ public struct TodoError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension TodoError: Equatable, Hashable {
-    /// Errors are equal when they are the same kind of error; ``reason`` and ``count`` are ignored.
-    public static func == (lhs: TodoError, rhs: TodoError) -> Bool { lhs.code == rhs.code }
-    /// Hashes the kind of error only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-
+extension TodoError: Equatable, Hashable, KindedError {
     /// Matches any error against a `TodoError` kind, so that `catch TodoError.offline` works.
-    public static func ~= (pattern: TodoError, value: any Error) -> Bool {
-        (value as? TodoError)?.code == pattern.code
-    }
+    public static func ~= (pattern: TodoError, value: any Error) -> Bool { pattern.matches(value) }
 }
 
 extension TodoError {

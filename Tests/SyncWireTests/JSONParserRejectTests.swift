@@ -182,6 +182,10 @@ import Testing
         #expect(!"\(error)".contains(secret))
         #expect(JSONError(.nonFiniteNumber, at: nil).description == "NaN and Infinity are not JSON numbers")
         #expect(JSONError(.tooDeep, at: 3).description == "arrays and objects nested deeper than 64 levels at byte 3")
-        for reason in JSONError.Reason.allCases { #expect(!reason.phrase.isEmpty) }
+        let reasons = JSONError.Reason.allCases
+        #expect(reasons.count == 24)
+        #expect(Set(reasons).count == reasons.count)
+        #expect(Set(reasons.map(\.phrase)).count == reasons.count)
+        for reason in reasons { #expect(!reason.phrase.isEmpty) }
     }
 }

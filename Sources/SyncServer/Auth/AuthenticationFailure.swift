@@ -1,5 +1,6 @@
 public import HTTPTypes
 public import Hummingbird
+public import SyncKeys
 public import SyncWire
 
 /// Why a request's token was refused. Each kind is a class of failure, never a detail: no
@@ -13,13 +14,13 @@ public import SyncWire
 /// As an `HTTPResponseError` it answers 401 with `{"error": "Unauthorized: <class>"}`
 /// (``responseBody``) and a `WWW-Authenticate: Bearer` challenge, so a middleware can let it
 /// propagate.
-public struct AuthenticationFailure: Error, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    enum Code: String, Sendable, Hashable, CaseIterable {
+public struct AuthenticationFailure: Error, Sendable, Hashable, CaseIterable, CustomStringConvertible, KindedError {
+    package enum Code: String, Sendable, Hashable, CaseIterable {
         case missingToken, malformed, unsupportedAlgorithm, unknownKey, badSignature, expired, notYetValid
         case wrongIssuer, wrongAudience, missingSubject
     }
 
-    let code: Code
+    package let code: Code
 
     init(_ code: Code) {
         self.code = code
@@ -95,16 +96,9 @@ public struct AuthenticationFailure: Error, Sendable, Hashable, CaseIterable, Cu
         }
     }
 
-    /// Failures are equal when they are the same class.
-    public static func == (lhs: AuthenticationFailure, rhs: AuthenticationFailure) -> Bool { lhs.code == rhs.code }
-    /// Hashes the class.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
-
     /// Matches any error against an `AuthenticationFailure` class, so that `catch
     /// AuthenticationFailure.expired` works.
-    public static func ~= (pattern: AuthenticationFailure, value: any Error) -> Bool {
-        (value as? AuthenticationFailure)?.code == pattern.code
-    }
+    public static func ~= (pattern: AuthenticationFailure, value: any Error) -> Bool { pattern.matches(value) }
 }
 
 extension AuthenticationFailure: HTTPResponseError {
