@@ -120,11 +120,15 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// The kind, the HTTP status and the reason; never item values.
+    /// The kind, the HTTP status and the reason; never item values. A push stopped by the local
+    /// store adds the store's own sentence (a full disk: free space, then sync again).
     public var description: String {
         var text = "SyncError.\(code.rawValue)"
         if let statusCode { text += " (HTTP \(statusCode))" }
         if let reason { text += ": \(reason)" }
+        if code == .pushAbortedByLocalStore, let store = storeError, reason?.contains(store.description) != true {
+            text += (reason == nil ? ": " : " ") + store.description
+        }
         if !operationErrors.isEmpty { text += " [\(operationErrors.count) operation error(s)]" }
         return text
     }

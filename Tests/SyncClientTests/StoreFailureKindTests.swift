@@ -32,6 +32,8 @@ import Testing
             let error = try await #require(throws: SyncError.self) { try await f.context.push() }
             #expect(error == .pushAbortedByLocalStore)
             #expect(error.storeError == .diskFull)
+            // What a person reads says the disk is full and what to do, not only that the push stopped.
+            #expect(error.description.hasSuffix(" " + Self.full.description), "\(error)")
             #expect(try await f.operations().count == 1)
         }
     }

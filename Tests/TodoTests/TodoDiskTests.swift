@@ -19,10 +19,11 @@ import Testing
         return (device, disk, disk.url.appendingPathComponent("todo.db").path)
     }
 
-    /// `todo <arguments>` on the store at `store`, with the device's passphrase.
-    func run(_ device: Device, store: String, _ arguments: [String]) async throws -> ToolResult {
+    /// `todo <arguments>` on the store at `store`, with the device's passphrase (and a server that
+    /// refuses connections unless `server` is given).
+    func run(_ device: Device, store: String, _ arguments: [String], server: URL? = nil) async throws -> ToolResult {
         try await todo.run(
-            ["--store", store, "--server", "http://127.0.0.1:1", "--profile", "insecure-test"] + arguments,
+            ["--store", store, "--server", server?.absoluteString ?? "http://127.0.0.1:1", "--profile", "insecure-test"] + arguments,
             environment: ["CIPHERSYNC_PASSPHRASE": device.passphrase])
     }
 
@@ -54,6 +55,35 @@ import Testing
         let again = try await run(device, store: store, ["add", "room again"])
         #expect(again.exitCode == 0, "\(again)")
         #expect(try await run(device, store: store, ["list"]).stdout.split(separator: "\n").count == 4)
+    }
+
+    @Test func aSyncOnAFullDiskIsExit6AndSaysToFreeSpaceThenSyncAgain() async throws {
+        try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
+        let serverDirectory = try TemporaryDirectory(prefix: "todo-disk-server")
+        let server = try ServerProcess(database: "sqlite:" + serverDirectory.path("server.db"))
+        let (device, disk, store) = try await deviceOnASmallDisk(items: 3)
+        defer {
+            _ = server.stop()
+            serverDirectory.remove()
+            disk.unmount()
+            device.directory.remove()
+        }
+        try disk.fill(leaving: 0)
+        let synced = try await run(device, store: store, ["sync"], server: server.url)
+        #expect(synced.exitCode == 6, "\(synced)")
+        #expect(
+            synced.errorLines == [
+                "todo: The disk holding \(store) is full; the last change was not saved. Free some disk space, then try again (and sync again); what was saved before is kept."
+            ], "\(synced)")
+        // The three changes are still queued, and they reach the server once there is room.
+        let pending = try await run(device, store: store, ["pending", "--json"])
+        #expect(pending.exitCode == 0, "\(pending)")
+        let listing = try JSONCoding.decode(JSONObject.self, from: Data(pending.stdout.utf8))
+        #expect(listing["operations"]?.arrayValue?.count == 3, "\(pending)")
+        disk.removeFiller()
+        let again = try await run(device, store: store, ["sync"], server: server.url)
+        #expect(again.exitCode == 0, "\(again)")
+        #expect(again.stdout == "pushed 3 changes, pulled 3 items\n", "\(again)")
     }
 
     @Test func aStoreOnReadOnlyMediaCanBeListedAndNothingIsCreated() async throws {

@@ -12,15 +12,18 @@ extension PostgresTableStorage {
     /// The transaction the current task runs in, with the storage it belongs to.
     @TaskLocal static var openTransaction: OpenTransaction?
 
-    /// The connection of this storage's transaction the current task runs in, if any.
-    var transactionConnection: PostgresConnection? {
+    /// The transaction of this storage the current task runs in, if any.
+    var ownTransaction: OpenTransaction? {
         guard let open = Self.openTransaction, open.storage == ObjectIdentifier(self) else { return nil }
-        return open.connection
+        return open
     }
+
+    /// The connection of this storage's transaction the current task runs in, if any.
+    var transactionConnection: PostgresConnection? { ownTransaction?.connection }
 
     /// Announces a committed write, or keeps it until the open transaction it belongs to commits.
     func announce(_ change: TableChange) {
-        if let open = Self.openTransaction, open.storage == ObjectIdentifier(self) {
+        if let open = ownTransaction {
             open.changes.withLock { $0.append(change) }
         } else {
             changeFeed?.publish(change)
@@ -67,7 +70,7 @@ extension PostgresTableStorage {
     /// schema read on its connection may show a table or column it made and has not committed,
     /// which no other task may see before the commit.
     func cache(_ schema: TableSchema?, of key: ColumnKey) {
-        if let open = Self.openTransaction, open.storage == ObjectIdentifier(self) {
+        if let open = ownTransaction {
             open.schemas.withLock { $0[key] = schema }
         } else {
             schemas.withLock { $0[key] = schema }
@@ -77,8 +80,7 @@ extension PostgresTableStorage {
     /// The schema of `key` as the open transaction the current task runs in knows it (made or
     /// read in it), `nil` outside one or when it knows none.
     func transactionSchema(of key: ColumnKey) -> TableSchema? {
-        guard let open = Self.openTransaction, open.storage == ObjectIdentifier(self) else { return nil }
-        return open.schemas.withLock { $0[key] }
+        ownTransaction?.schemas.withLock { $0[key] }
     }
 
     /// Whether `error` says PostgreSQL ended the transaction to break a deadlock (40P01).
