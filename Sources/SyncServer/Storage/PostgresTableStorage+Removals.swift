@@ -24,7 +24,6 @@ extension PostgresTableStorage {
             WHERE \(identifier: "key") = \(bind: .text(Self.metadataKey(table))) AND \(identifier: "owner") = \(bind: .text(scope.owner ?? ""))
             """
         let query = counted(sql.statement(in: .postgres))
-        let logger = self.logger
         let rows = try await leased { connection in try await run(query, on: connection) }
         return rows.first.flatMap { Self.values($0).first?.1.textValue }
     }
@@ -58,7 +57,6 @@ extension PostgresTableStorage {
                 FROM json_array_elements_text(\(bind: .text(owners))::json) AS \(identifier: "o")(\(identifier: "owner"))
                 """
             let query = counted(sql.statement(in: .postgres))
-            let logger = self.logger
             let rows = try await leased { connection in try await run(query, on: connection) }
             for row in rows {
                 let values = Dictionary(Self.values(row), uniquingKeysWith: { first, _ in first })
