@@ -134,8 +134,10 @@ import Testing
         #expect(slowest.map { $0.duration <= timeout + margin } ?? false, "the slowest request: \(slowest.map { "\($0)" } ?? "none")")
         let refused = entries.filter { $0.status == 503 }
         #expect(refused.contains { $0.isWrite } && refused.contains { !$0.isWrite }, "reads and writes were refused during the outage")
+        // `Retry-After` is the storage timeout in whole seconds.
+        let retryAfter = "\(timeout.components.seconds)"
         for entry in refused {
-            #expect(entry.message?.hasPrefix("The storage is unavailable") == true && entry.retryAfter == "1", "\(entry)")
+            #expect(entry.message?.hasPrefix("The storage is unavailable") == true && entry.retryAfter == retryAfter, "\(entry)")
         }
         let unknown = StorageOutcomeUnknownError().description
         let unexpected = entries.filter { ![0, 200, 201, 503].contains($0.status) && !($0.status == 500 && $0.message == unknown) }
