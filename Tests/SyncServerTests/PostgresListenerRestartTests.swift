@@ -36,9 +36,11 @@ import Testing
         let streaming = IdleChangeStreamTests.streamingClient(connections: 4)
         var servers: [RunningServer] = []
         do {
-            servers.append(
-                try await RunningServer.start(configuration, storage: try await PostgresTableStorage.open(settings, logger: .quiet, observer: hold)))
-            servers.append(try await RunningServer.start(configuration, storage: try await PostgresTableStorage.open(settings, logger: .quiet)))
+            // A first connection may take longer than the timeout on a busy machine.
+            let watched = try await opening(within: Self.recovery) { try await PostgresTableStorage.open(settings, logger: .quiet, observer: hold) }
+            servers.append(try await RunningServer.start(configuration, storage: watched))
+            let other = try await opening(within: Self.recovery) { try await PostgresTableStorage.open(settings, logger: .quiet) }
+            servers.append(try await RunningServer.start(configuration, storage: other))
             let (listening, writing) = (servers[0].url, servers[1].url)
             #expect(try await Self.event(hold, at: 0) == .listening)
             _ = try await Self.write(client, writing, "seed")
