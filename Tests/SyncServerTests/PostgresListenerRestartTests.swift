@@ -31,16 +31,23 @@ import Testing
         var configuration = ServerConfiguration.testing()
         configuration.storageTimeout = Self.timeout
         configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(30))
-        let hold = ListenerHold()
         let client = HTTPTestClient()
         let streaming = IdleChangeStreamTests.streamingClient(connections: 4)
         var servers: [RunningServer] = []
+        var watching: ListenerHold?
         do {
-            // A first connection may take longer than the timeout on a busy machine.
-            let watched = try await opening(within: Self.recovery) { try await PostgresTableStorage.open(settings, logger: .quiet, observer: hold) }
-            servers.append(try await RunningServer.start(configuration, storage: watched))
-            let other = try await opening(within: Self.recovery) { try await PostgresTableStorage.open(settings, logger: .quiet) }
-            servers.append(try await RunningServer.start(configuration, storage: other))
+            // A first connection may take longer than the timeout on a busy machine: the
+            // instances start again until they are up.
+            let (first, hold) = try await opening(within: Self.recovery) {
+                let hold = ListenerHold()
+                let storage = try await PostgresTableStorage.open(settings, logger: .quiet, observer: hold)
+                return (try await RunningServer.start(configuration, storage: storage), hold)
+            }
+            (servers, watching) = ([first], hold)
+            servers.append(
+                try await opening(within: Self.recovery) {
+                    try await RunningServer.start(configuration, storage: try await PostgresTableStorage.open(settings, logger: .quiet))
+                })
             let (listening, writing) = (servers[0].url, servers[1].url)
             #expect(try await Self.event(hold, at: 0) == .listening)
             _ = try await Self.write(client, writing, "seed")
@@ -77,7 +84,7 @@ import Testing
         } catch {
             Issue.record(error)
         }
-        hold.release()
+        watching?.release()
         try? await streaming.shutdown()
         try? await client.shutdown()
         for server in servers { try? await answer(within: .seconds(60), "the server's shutdown") { await server.stop() } }
