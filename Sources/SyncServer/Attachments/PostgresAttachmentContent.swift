@@ -82,9 +82,9 @@ struct PostgresAttachmentContent: AttachmentContentStore {
     func restoreRemoved(_ key: AttachmentKey) {}
 
     private func run(_ sql: SQLFragment) async throws -> [PostgresRow] {
+        let storage = self.storage
         let query = storage.counted(sql.statement(in: .postgres))
-        let logger = storage.logger
-        return try await storage.leased { connection in try await connection.query(query, logger: logger).collect() }
+        return try await storage.leased { connection in try await storage.run(query, on: connection) }
     }
 }
 
@@ -99,6 +99,6 @@ extension PostgresTableStorage {
             "key" TEXT COLLATE "C" NOT NULL, "start" BIGINT NOT NULL, "data" BYTEA NOT NULL, \
             "complete" BOOLEAN NOT NULL DEFAULT FALSE, PRIMARY KEY ("key", "start"))
             """
-        try await connection.query(counted(create.statement(in: .postgres)), logger: logger)
+        _ = try await run(counted(create.statement(in: .postgres)), on: connection)
     }
 }

@@ -65,6 +65,7 @@ extension PostgresTableStorage {
             attempt += 1
             do {
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                await observer?.listenerConnected(connection)
                 do {
                     try await connection.listen(on: channel) { notifications in
                         delay = .milliseconds(100)

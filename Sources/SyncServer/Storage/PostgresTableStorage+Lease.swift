@@ -74,6 +74,31 @@ extension PostgresTableStorage {
         }
     }
 
+    /// Runs one statement on `connection` and returns its rows, or throws
+    /// ``StorageUnavailableError`` at once when the connection is closed.
+    ///
+    /// The statement is handed to the connection on its event loop, after checking there that
+    /// the connection is open. PostgresNIO drops a statement sent to a connection that already
+    /// closed (its channel has no handler left to answer it), and the caller would wait for
+    /// its answer forever; a connection the pool hands over just as the database ends its
+    /// session (a shutdown, a terminated backend) is such a connection. Checked on the event
+    /// loop, the statement reaches the connection's handler before any close can remove it,
+    /// and a connection lost afterwards fails the statement with the driver's error.
+    ///
+    /// - Parameters:
+    ///   - query: The statement with its values.
+    ///   - connection: A connection leased by ``leased(_:)``.
+    /// - Returns: The rows, all read.
+    /// - Throws: ``StorageUnavailableError`` for a closed connection; the driver's error otherwise.
+    func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
+        let (logger, closed) = (self.logger, StorageUnavailableError(.unreachable, timeout: settings.connectionWait))
+        let eventLoop = connection.eventLoop
+        return try await eventLoop.flatSubmit {
+            guard !connection.isClosed else { return eventLoop.makeFailedFuture(closed) }
+            return connection.query(query, logger: logger).map(\.rows)
+        }.get()
+    }
+
     /// The ``StorageUnavailableError`` an error of a leased connection stands for (the
     /// connection lost), `nil` for an error of the statement itself.
     static func unavailable(_ error: any Error, _ wait: Duration) -> StorageUnavailableError? {

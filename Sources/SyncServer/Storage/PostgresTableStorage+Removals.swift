@@ -14,7 +14,7 @@ extension PostgresTableStorage {
             VALUES (\(bind: .text(key)), \(bind: .text(owner)), \(bind: .text(stamp))) \
             ON CONFLICT (\(identifier: "key"), \(identifier: "owner")) DO UPDATE SET \(identifier: "stamp") = EXCLUDED.\(identifier: "stamp")
             """
-        try await connection.query(counted(sql.statement(in: .postgres)), logger: logger)
+        _ = try await run(counted(sql.statement(in: .postgres)), on: connection)
     }
 
     /// The scope's record in `removalsTable`, read by its key.
@@ -24,8 +24,7 @@ extension PostgresTableStorage {
             WHERE \(identifier: "key") = \(bind: .text(Self.metadataKey(table))) AND \(identifier: "owner") = \(bind: .text(scope.owner ?? ""))
             """
         let query = counted(sql.statement(in: .postgres))
-        let logger = self.logger
-        let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+        let rows = try await leased { connection in try await run(query, on: connection) }
         return rows.first.flatMap { Self.values($0).first?.1.textValue }
     }
 }
@@ -58,8 +57,7 @@ extension PostgresTableStorage {
                 FROM json_array_elements_text(\(bind: .text(owners))::json) AS \(identifier: "o")(\(identifier: "owner"))
                 """
             let query = counted(sql.statement(in: .postgres))
-            let logger = self.logger
-            let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+            let rows = try await leased { connection in try await run(query, on: connection) }
             for row in rows {
                 let values = Dictionary(Self.values(row), uniquingKeysWith: { first, _ in first })
                 guard let owner = values["owner"]?.textValue, let stamp = values["stamp"]?.textValue else { continue }

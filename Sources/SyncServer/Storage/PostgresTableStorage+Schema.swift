@@ -50,21 +50,21 @@ extension PostgresTableStorage {
                 \(identifier: "key") TEXT COLLATE "C" PRIMARY KEY, \(identifier: "name") TEXT COLLATE "C" NOT NULL, \
                 \(identifier: "lastStamp") BIGINT)
                 """
-            try await connection.query(counted(metadata.statement(in: .postgres)), logger: logger)
+            _ = try await run(counted(metadata.statement(in: .postgres)), on: connection)
             let removals: SQLFragment = """
                 CREATE TABLE IF NOT EXISTS \(identifier: Self.removalsTable) (\
                 \(identifier: "key") TEXT COLLATE "C" NOT NULL, \(identifier: "owner") TEXT COLLATE "C" NOT NULL, \
                 \(identifier: "stamp") TEXT COLLATE "C" NOT NULL, PRIMARY KEY (\(identifier: "key"), \(identifier: "owner")))
                 """
-            try await connection.query(counted(removals.statement(in: .postgres)), logger: logger)
+            _ = try await run(counted(removals.statement(in: .postgres)), on: connection)
             try await prepareAttachments(on: connection)
             let domain: SQLFragment = """
                 SELECT 1 FROM pg_type WHERE typname = \(bind: .text(Self.jsonDomain)) \
                 AND typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
                 """
-            if try await connection.query(counted(domain.statement(in: .postgres)), logger: logger).collect().isEmpty {
+            if try await run(counted(domain.statement(in: .postgres)), on: connection).isEmpty {
                 let create: SQLFragment = "CREATE DOMAIN \(identifier: Self.jsonDomain) AS TEXT COLLATE \"C\""
-                try await connection.query(counted(create.statement(in: .postgres)), logger: logger)
+                _ = try await run(counted(create.statement(in: .postgres)), on: connection)
             }
         }
     }
@@ -96,9 +96,9 @@ extension PostgresTableStorage {
         let query = counted(sql.statement(in: .postgres))
         let rows: [PostgresRow]
         if let connection {
-            rows = try await connection.query(query, logger: logger).collect()
+            rows = try await run(query, on: connection)
         } else {
-            rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+            rows = try await leased { connection in try await run(query, on: connection) }
         }
         var found: [ColumnKey: TableSchema] = [:]
         for row in rows {
@@ -145,17 +145,17 @@ extension PostgresTableStorage {
             INSERT INTO \(identifier: Self.metadataTable) (\(identifier: "key"), \(identifier: "name")) \
             VALUES (\(bind: .text(key)), \(bind: .text(table))) ON CONFLICT DO NOTHING
             """
-        try await connection.query(counted(register.statement(in: .postgres)), logger: logger)
+        _ = try await run(counted(register.statement(in: .postgres)), on: connection)
         let lock: SQLFragment =
             "SELECT \(identifier: "name") FROM \(identifier: Self.metadataTable) WHERE \(identifier: "key") = \(bind: .text(key)) FOR UPDATE"
-        let locked = try await connection.query(counted(lock.statement(in: .postgres)), logger: logger).collect()
+        let locked = try await run(counted(lock.statement(in: .postgres)), on: connection)
         let name = locked.first.flatMap { Self.values($0).first?.1.textValue } ?? table
         var schema: TableSchema
         if let existing = try await readSchemas(key: name, on: connection)[ColumnKey(name)] {
             schema = existing
         } else {
             for statement in Self.createTable(name, isPerUser: scope.owner != nil) {
-                try await connection.query(counted(statement), logger: logger)
+                _ = try await run(counted(statement), on: connection)
             }
             schema = TableSchema(name: name, columns: [:], isPerUser: scope.owner != nil)
             for column in [SystemProperty.id, SystemProperty.createdAt, SystemProperty.updatedAt, SystemProperty.version] {
@@ -167,7 +167,7 @@ extension PostgresTableStorage {
         for (column, type) in schema.missingColumns(columns) {
             let sql: SQLFragment =
                 "ALTER TABLE \(identifier: schema.name) ADD COLUMN IF NOT EXISTS \(identifier: column) \(inline: Self.sqlType(type))"
-            try await connection.query(counted(sql.statement(in: .postgres)), logger: logger)
+            _ = try await run(counted(sql.statement(in: .postgres)), on: connection)
             schema.columns[column] = type
         }
         return schema
@@ -215,14 +215,14 @@ extension PostgresTableStorage {
     func ensureUpdatedAtIndexes() async throws {
         let names: SQLFragment = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
         let query = counted(names.statement(in: .postgres))
-        let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+        let rows = try await leased { connection in try await run(query, on: connection) }
         let existing = Set(rows.compactMap { Self.values($0).first?.1.textValue })
         let missing = schemas.withLock { Array($0.values) }.filter { !existing.contains($0.name + "$updatedAt") }
         guard !missing.isEmpty else { return }
         try await transaction { connection in
             try await lockSetup(on: connection)
             for schema in missing {
-                try await connection.query(counted(Self.updatedAtIndex(schema.name, isPerUser: schema.isPerUser)), logger: logger)
+                _ = try await run(counted(Self.updatedAtIndex(schema.name, isPerUser: schema.isPerUser)), on: connection)
             }
         }
     }
@@ -231,6 +231,6 @@ extension PostgresTableStorage {
     /// ends.
     private func lockSetup(on connection: PostgresConnection) async throws {
         let lock = SQLFragment(raw: "SELECT pg_advisory_xact_lock(\(Self.setupLock))")
-        try await connection.query(counted(lock.statement(in: .postgres)), logger: logger)
+        _ = try await run(counted(lock.statement(in: .postgres)), on: connection)
     }
 }

@@ -86,7 +86,7 @@ extension PostgresTableStorage {
                 SELECT \(identifier: "lastStamp") FROM \(identifier: Self.metadataTable) \
                 WHERE \(identifier: "key") = \(bind: .text(key)) FOR UPDATE
                 """
-            let locked = try await connection.query(counted(lock.statement(in: .postgres)), logger: logger).collect()
+            let locked = try await run(counted(lock.statement(in: .postgres)), on: connection)
             let last = locked.first.flatMap { Self.values($0).first?.1.integerValue }
             let milliseconds = WriteStamp.next(after: last)
             let stamp = WriteStamp.text(milliseconds)
@@ -99,7 +99,7 @@ extension PostgresTableStorage {
             if row != nil {
                 if case .removed(_, let scope) = change { try await recordRemoval(key: key, scope: scope, stamp: stamp, on: connection) }
                 // Delivered to every listening instance when (and only if) the transaction commits.
-                try await connection.query(counted(notification(change)), logger: logger)
+                _ = try await run(counted(notification(change)), on: connection)
             }
             await observer?.write(.committing(updatedAt: stamp), table: table, id: id)
             return row
@@ -111,21 +111,29 @@ extension PostgresTableStorage {
 
     /// Runs `body` in a transaction on one connection of the pool (``leased(_:)``), committed
     /// when it returns and rolled back when it throws; the error thrown is the one that failed
-    /// it. A connection lost before the commit was sent is a ``StorageUnavailableError`` (nothing
-    /// was applied); one lost while it committed is a ``StorageOutcomeUnknownError``.
+    /// it. Every statement of it, `BEGIN`, `COMMIT` and `ROLLBACK` included, goes through
+    /// ``run(_:on:)``, so none waits on a closed connection. A connection lost before the commit
+    /// was sent is a ``StorageUnavailableError`` (nothing was applied); one lost while it
+    /// committed is a ``StorageOutcomeUnknownError``.
     func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        let logger = self.logger
         // Inside an open transaction, the body is part of it.
         if let connection = transactionConnection { return try await body(connection) }
-        do {
-            return try await leased { connection in try await connection.withTransaction(logger: logger) { try await body($0) } }
-        } catch let error as PostgresTransactionError {
-            if let commit = error.commitError {
-                if let lost = commit as? PSQLError, Self.isConnectionLoss(lost) { throw StorageOutcomeUnknownError() }
-                throw commit
+        return try await leased { connection in
+            _ = try await run("BEGIN", on: connection)
+            let value: T
+            do {
+                value = try await body(connection)
+            } catch {
+                // A closed connection's transaction ends with its session.
+                _ = try? await run("ROLLBACK", on: connection)
+                throw error
             }
-            let cause = error.closureError ?? error.beginError ?? error
-            throw Self.unavailable(cause, settings.connectionWait) ?? cause
+            do {
+                _ = try await run("COMMIT", on: connection)
+            } catch let error as PSQLError where Self.isConnectionLoss(error) {
+                throw StorageOutcomeUnknownError()
+            }
+            return value
         }
     }
 

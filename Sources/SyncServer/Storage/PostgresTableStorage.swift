@@ -136,11 +136,9 @@ public final class PostgresTableStorage: TableStorage {
 
     public func ping() async throws {
         guard !closed.load(ordering: .acquiring) else { throw PostgresStorageError.closed }
-        let client = self.client
-        statements.add()
         // Not waited for past the timeout: a lease the pool never answers cannot hold `/health`.
-        try await Deadline.run(within: Self.pingTimeout, failing: PostgresStorageError.noAnswer) {
-            _ = try await client.query("SELECT 1")
+        try await Deadline.run(within: Self.pingTimeout, failing: PostgresStorageError.noAnswer) { [self] in
+            _ = try await client.withConnection { connection in try await run(counted(SQLStatement("SELECT 1")), on: connection) }
         }
     }
 
@@ -171,7 +169,7 @@ public final class PostgresTableStorage: TableStorage {
         else { return 0 }
         return try await Self.evaluatingFilter {
             let query = counted(translated.0)
-            let rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+            let rows = try await leased { connection in try await run(query, on: connection) }
             let values = rows.first.map { Self.values($0) }
             return values?.first?.1.integerValue.map { Int($0) } ?? 0
         }
@@ -242,9 +240,9 @@ public final class PostgresTableStorage: TableStorage {
         let query = counted(statement)
         let rows: [PostgresRow]
         if let connection {
-            rows = try await connection.query(query, logger: logger).collect()
+            rows = try await run(query, on: connection)
         } else {
-            rows = try await leased { connection in try await connection.query(query, logger: logger).collect() }
+            rows = try await leased { connection in try await run(query, on: connection) }
         }
         var schema = schema
         if let first = rows.first, first.contains(where: { $0.columnName != TableSchema.ownerColumn && schema.columns[$0.columnName] == nil }) {

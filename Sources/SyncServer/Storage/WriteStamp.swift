@@ -1,4 +1,5 @@
 import Foundation
+package import PostgresNIO
 import SyncWire
 import Synchronization
 
@@ -128,6 +129,12 @@ package protocol WriteObserver: Sendable {
     ///
     /// - Parameter event: What happened.
     func listening(_ event: ListenerEvent) async
+
+    /// Called when the listening connection has connected, before it sends `LISTEN` on it (the
+    /// storage waits for the call to return). The default does nothing.
+    ///
+    /// - Parameter connection: The new connection.
+    func listenerConnected(_ connection: PostgresConnection) async
 }
 
 extension WriteObserver {
@@ -135,6 +142,11 @@ extension WriteObserver {
     ///
     /// - Parameter event: What happened.
     package func listening(_ event: ListenerEvent) async {}
+
+    /// Does nothing.
+    ///
+    /// - Parameter connection: The new connection.
+    package func listenerConnected(_ connection: PostgresConnection) async {}
 }
 
 /// What happened to a storage's listening connection (PostgreSQL's `LISTEN`), as a

@@ -26,3 +26,23 @@ func answer<T: Sendable>(
 ) async throws -> T {
     try await Deadline.run(within: limit, failing: NoAnswer(what: what(), limit: limit), body)
 }
+
+/// Runs `body` again while it throws ``StorageUnavailableError`` (a storage opened while its first
+/// connection takes longer than a short storage timeout, on a busy machine), until `limit` has
+/// passed; then the error is thrown.
+///
+/// - Parameters:
+///   - limit: How long to try.
+///   - body: What opens the storage (a server's start, a storage's open).
+/// - Returns: What `body` returns.
+/// - Throws: What `body` throws.
+func opening<T>(within limit: Duration, _ body: () async throws -> T) async throws -> T {
+    let deadline = ContinuousClock.now + limit
+    while true {
+        do {
+            return try await body()
+        } catch is StorageUnavailableError where ContinuousClock.now < deadline {
+            continue
+        }
+    }
+}
