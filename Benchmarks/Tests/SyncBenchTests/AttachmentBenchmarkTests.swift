@@ -1,5 +1,5 @@
+import BenchProcesses
 import Foundation
-import SyncTestSupport
 import Testing
 
 /// `sync-bench --attachments` runs the attachment workloads beside their references in one run

@@ -1,5 +1,5 @@
+import BenchProcesses
 import Foundation
-import SyncTestSupport
 import Testing
 
 /// `sync-bench --headline` runs every goal's figure beside its reference in one run and prints

@@ -5,7 +5,7 @@ import HTTPTypes
 import Logging
 import SyncSQL
 import SyncServer
-import SyncTestSupport
+import BenchProcesses
 import SyncWire
 
 /// The fleet workload (`sync-bench --fleet`): many devices hold an idle change stream of a

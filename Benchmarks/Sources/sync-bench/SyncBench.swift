@@ -50,9 +50,9 @@ struct SyncBench: AsyncParsableCommand {
             attachments were added.
             Each client workload runs in a child process of its own, so its peak memory is its own.
             The encrypted store has a raw 256-bit key: key derivation is measured on its own.
-            sync-server and sync-keys are taken from the directory of this executable (build the
-            three in release, one product per command: for p in sync-server sync-keys sync-bench; do
-            swift build -c release --product $p; done). The pushes go to the seeded server (a SQLite
+            sync-server and sync-keys are taken from the directory of this executable: build them
+            into the scratch directory sync-bench is built into (CONTRIBUTING.md, Benchmarks). The
+            pushes go to the seeded server (a SQLite
             file) or, with --push-database memory, to a second server keeping its tables in memory.
             The full pull and the pushes run --pull-runs / --push-runs times (1 by default).
             """,

@@ -1,7 +1,7 @@
 import Foundation
 import SyncClient
 import SyncKeys
-import SyncStore
+@_spi(Benchmarks) import SyncStore
 import SyncWire
 
 /// The store workloads, in the benchmark's own process: each on a plain and on an encrypted

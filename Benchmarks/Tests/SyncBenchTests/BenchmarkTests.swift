@@ -1,5 +1,5 @@
+import BenchProcesses
 import Foundation
-import SyncTestSupport
 import Testing
 
 /// The benchmark executable runs every workload on both stores and cleans up. (It measures; these
