@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import SQLiteNIO
 import SyncClient
 import SyncServer
 import SyncWire
@@ -12,51 +11,35 @@ final class BenchServer {
     let url: URL
     private let process: Process
 
-    /// Writes `count` items into the server database at `path` exactly as `sync-server` would
-    /// have stored them after `count` inserts: the table and its columns are made by the server's
-    /// own storage (`SQLiteTableStorage`), then the rows go in through the server's SQLite
-    /// (sqlite-nio) in one transaction, with every system column the server sets (`createdAt` =
-    /// `updatedAt`, a millisecond timestamp one millisecond apart per row and in the past, so later
-    /// writes through the server are newer; a random 12-byte version; `deleted` false).
+    /// Writes `count` items into the server database at `path` through the server's own storage
+    /// (`SQLiteTableStorage`): the table and its columns as a first insert makes them, then the
+    /// items by the storage's batched insert (`inTransaction(table:scope:ids:_:)`, as a batch
+    /// request's inserts go), a thousand per transaction, each stamped by the storage as
+    /// `sync-server` stamps an insert.
     static func seed(databaseAt path: String, count: Int) async throws {
         let logger = Logger(label: "sync-bench.seed", factory: { _ in SwiftLogNoOpLogHandler() })
         let storage = try await SQLiteTableStorage.open(.sqlite(path: path), logger: logger)
-        _ = try await storage.ensureColumns(BenchItems.pulledTable, scope: .shared, BenchItems.userColumns)
-        try await storage.close()
-
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         do {
-            // The server's insert names the columns sorted, as here.
-            let columns = ["complete", "createdAt", "deleted", "id", "priority", "text", "updatedAt", "version"]
-            let firstMillisecond = Int64(Date().timeIntervalSince1970 * 1000) - Int64(count) - 60_000
-            let batch = 100
-            _ = try await connection.query("BEGIN IMMEDIATE", [])
-            for start in stride(from: 0, to: count, by: batch) {
-                let rows = start..<min(start + batch, count)
-                let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-                let sql = """
-                    INSERT INTO "\(BenchItems.pulledTable)" (\(columns.map { "\"\($0)\"" }.joined(separator: ", "))) \
-                    VALUES \(Array(repeating: tuple, count: rows.count).joined(separator: ", "))
-                    """
-                var binds: [SQLiteData] = []
-                binds.reserveCapacity(rows.count * columns.count)
-                for i in rows {
-                    let stamp = BenchItems.timestamp(milliseconds: firstMillisecond + Int64(i))
-                    binds += [
-                        .integer(BenchItems.complete(i) ? 1 : 0), .text(stamp), .integer(0), .text(BenchItems.id(i)),
-                        .integer(Int(BenchItems.priority(i))), .text(BenchItems.text(i)), .text(stamp), .text(BenchItems.version()),
-                    ]
+            let table = BenchItems.pulledTable
+            _ = try await storage.ensureColumns(table, scope: .shared, BenchItems.userColumns)
+            for start in stride(from: 0, to: count, by: 1_000) {
+                let indices = start..<min(start + 1_000, count)
+                let written = try await storage.inTransaction(table: table, scope: .shared, ids: indices.map(BenchItems.id)) {
+                    var written = 0
+                    for i in indices {
+                        var item = BenchItems.userItem(i)
+                        item[SystemProperty.id] = .string(BenchItems.id(i))
+                        if case .written = try await storage.insert(table: table, scope: .shared, item: item) { written += 1 }
+                    }
+                    return written
                 }
-                _ = try await connection.query(sql, binds)
+                guard written == indices.count else {
+                    throw BenchError("the server's storage wrote \(written) of the \(indices.count) seeded items from \(start)")
+                }
             }
-            _ = try await connection.query("COMMIT", [])
-            let stored = try await connection.query("SELECT count(*) FROM \"\(BenchItems.pulledTable)\"", [])
-            guard stored.first?.columns.first?.data.integer == count else {
-                throw BenchError("the seeded server database holds \(stored.first?.columns.first?.data.integer ?? -1) rows, not \(count)")
-            }
-            try await connection.close()
+            try await storage.close()
         } catch {
-            try? await connection.close()
+            try? await storage.close()
             throw error
         }
     }
