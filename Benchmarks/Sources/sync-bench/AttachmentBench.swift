@@ -76,8 +76,7 @@ struct AttachmentBench {
         for run in 0..<bench.runs {
             let database = scratch.path("attachments-server-\(run).sqlite")
             let server = try BenchServer(
-                tool: try BenchTools.locate("sync-server"), database: "sqlite:\(database)", pageSize: nil,
-                errorLog: scratch.url.appendingPathComponent("server.log"))
+                tool: try BenchTools.locate("sync-server"), database: "sqlite:\(database)", pageSize: nil)
             defer {
                 server.stop()
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: database + suffix) }

@@ -1,3 +1,4 @@
+import BenchProcesses
 import Foundation
 import Logging
 import SyncClient
@@ -9,7 +10,7 @@ import SyncWire
 final class BenchServer {
     /// The URL the server announced.
     let url: URL
-    private let process: Process
+    private let server: ServerProcess
 
     /// Writes `count` items into the server database at `path` through the server's own storage
     /// (`SQLiteTableStorage`): the table and its columns as a first insert makes them, then the
@@ -44,51 +45,32 @@ final class BenchServer {
         }
     }
 
-    /// Starts `sync-server --host 127.0.0.1 --port 0 --database <database>` and waits for its
-    /// `listening on` line.
-    /// - Parameter database: `sqlite:PATH` or `memory`.
-    init(tool: URL, database: String, pageSize: Int?, errorLog: URL) throws {
-        process = Process()
-        process.executableURL = tool
-        process.arguments =
-            ["--host", "127.0.0.1", "--port", "0", "--database", database, "--log-level", "error"]
-            + (pageSize.map { ["--page-size", String($0)] } ?? [])
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        _ = FileManager.default.createFile(atPath: errorLog.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: errorLog)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        ChildRegistry.shared.add(process.processIdentifier)
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = stdout.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+    /// Starts `sync-server --host 127.0.0.1 --port 0 --database <database>` (the test support's
+    /// ``ServerProcess``) and waits for its `listening on` line; its log (errors only) is discarded.
+    /// - Parameters:
+    ///   - tool: The `sync-server` beside this executable (``BenchTools/locate(_:)``): the one
+    ///     ``ServerProcess`` runs, or the benchmark stops.
+    ///   - database: `sqlite:PATH` or `memory`.
+    init(tool: URL, database: String, pageSize: Int?) throws {
+        let runs = ServerProcess.tool.url
+        guard runs.resolvingSymlinksInPath().path == tool.resolvingSymlinksInPath().path else {
+            throw BenchError("sync-server would run from \(runs.path), not from \(tool.path) beside sync-bench")
         }
-        let announcement = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let prefix = "listening on "
-        guard announcement.hasPrefix(prefix), let url = URL(string: String(announcement.dropFirst(prefix.count))) else {
-            process.terminate()
-            process.waitUntilExit()
-            ChildRegistry.shared.remove(process.processIdentifier)
-            let log = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
-            throw BenchError("sync-server did not start (it printed '\(announcement)'): \(log.suffix(500))")
-        }
-        self.url = url
+        server = try ServerProcess(database: database, arguments: pageSize.map { ["--page-size", String($0)] } ?? [])
+        ChildRegistry.shared.add(server.processIdentifier)
+        url = server.url
     }
 
     /// The server's process id.
-    var processIdentifier: Int32 { process.processIdentifier }
+    var processIdentifier: Int32 { server.processIdentifier }
 
     /// The CPU time the server has used so far (user + system), or `nil` where `/proc` is missing.
-    var cpuSeconds: Double? { ProcessStatistics.cpuSeconds(of: process.processIdentifier) }
+    var cpuSeconds: Double? { ProcessStatistics.cpuSeconds(of: server.processIdentifier) }
 
     /// Sends SIGTERM and waits for the server to end.
     func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        ChildRegistry.shared.remove(process.processIdentifier)
+        server.stop()
+        ChildRegistry.shared.remove(server.processIdentifier)
     }
 
     /// Checks that a seeded item reads back through the server exactly as an item the server

@@ -128,7 +128,7 @@ struct EndToEndBench {
             database = "sqlite:\(path)"
         }
         let server = try BenchServer(
-            tool: tool, database: database, pageSize: bench.serverPageSize, errorLog: scratch.url.appendingPathComponent("server.log"))
+            tool: tool, database: database, pageSize: bench.serverPageSize)
         defer { server.stop() }
         if seeded { try await server.checkSeed() }
         return try await body(server)

@@ -269,9 +269,7 @@ struct FleetWorkload {
     /// stream.
     func hold(tool: URL, descriptorLimit: Int) throws -> Held {
         progress("fleet: \(heldStreams) streams on one sync-server")
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-fleet-\(getpid()).log")
-        defer { try? FileManager.default.removeItem(at: log) }
-        let server = try BenchServer(tool: tool, database: "memory", pageSize: nil, errorLog: log)
+        let server = try BenchServer(tool: tool, database: "memory", pageSize: nil)
         defer { server.stop() }
         var writer = try BareSender(server: server.url)
         defer { writer.close() }
