@@ -7,9 +7,10 @@ import PackageDescription
 // which it finds beside its own executable.
 //
 // Build it into the root's scratch directory, beside the root's executables, so that it reuses
-// the modules built there (CONTRIBUTING.md, Benchmarks); from the root package's directory:
-//   for p in sync-server sync-keys; do swift build --product $p; done
-//   swift build --package-path Benchmarks --scratch-path .build --product sync-bench
+// the modules built there: `bash scripts/bench-build` from the root package's directory
+// (`--release` for measurements, `--tests` for its tests; CONTRIBUTING.md, Benchmarks). The
+// script, not a bare `swift build --package-path Benchmarks`: two packages share the scratch
+// directory, and a build that meets the other package's cached plan builds the other package.
 //
 // `BenchProcesses` is compiled from the root's test support (the files under
 // `Sources/BenchProcesses` are symbolic links to `../../../Tests/SyncTestSupport/…`): launching

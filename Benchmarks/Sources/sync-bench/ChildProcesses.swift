@@ -110,8 +110,8 @@ enum BenchTools {
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw BenchError(
                 """
-                \(name) is missing from \(directory.path); build it into the scratch directory of sync-bench, e.g. \
-                swift build -c release --scratch-path .build-release --product \(name) (in the root package's directory)
+                \(name) is missing from \(directory.path); build it into the scratch directory of sync-bench: \
+                bash scripts/bench-build --release (in the root package's directory) builds the three together
                 """)
         }
         return url
