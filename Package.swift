@@ -18,7 +18,6 @@ let package = Package(
         .executable(name: "sync-server", targets: ["sync-server"]),
         .executable(name: "sync-keys", targets: ["sync-keys"]),
         .executable(name: "todo", targets: ["todo"]),
-        .executable(name: "sync-bench", targets: ["sync-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -152,17 +151,6 @@ let package = Package(
                 "TodoApp", "SyncCLI", "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncServer", "SyncKeyMaintenance", "SyncTPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
-
-        // The server workloads start servers in-process and, without a URL, a private PostgreSQL
-        // cluster as the tests do (SyncTestSupport's PostgresCluster).
-        .executableTarget(
-            name: "sync-bench",
-            dependencies: [
-                "SyncClient", "SyncStore", "SyncKeys", "SyncWire", "SyncSQL", "SyncSQLite", "SyncServer", "SyncTestSupport", "SyncTPM", "COpenSSL",
-                .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // One device of the chaos suite (scripts/chaos): a store and a sync context driven by

@@ -32,8 +32,9 @@ public struct StoreOptions: Sendable {
     /// interrupted must be opened for writing once first (which finishes the rotation).
     public var readOnly: Bool
     /// Whether every commit waits until its write-ahead log is on the disk (`synchronous = FULL`).
-    /// Always true in the library; the benchmark turns it off to measure what the sync costs.
-    package var syncsEveryCommit = true
+    /// Always true in the library; the benchmark (`Benchmarks/`, a package of its own) turns it off
+    /// to measure what the sync costs.
+    @_spi(Benchmarks) public var syncsEveryCommit = true
 
     /// Options.
     ///

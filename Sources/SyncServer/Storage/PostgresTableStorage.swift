@@ -52,6 +52,9 @@ public final class PostgresTableStorage: TableStorage {
     /// The statements sent to PostgreSQL through the pool since the storage opened (the listening
     /// connection sends one `LISTEN` per connection).
     package let statements = StatementCounter()
+    /// The number of statements sent to PostgreSQL through the pool since the storage opened:
+    /// what `sync-bench` (a package of its own) reads of `statements`.
+    @_spi(Benchmarks) public var statementCount: Int { statements.count }
     /// This instance's name in its notifications (it ignores its own).
     let instance = UUID().uuidString
     /// The listening connection's task; cancelled by ``close()``.

@@ -60,6 +60,9 @@ public actor SQLiteTableStorage: TableStorage {
     public nonisolated let changeFeed: ChangeFeed? = ChangeFeed()
     /// The statements sent to SQLite since the storage opened.
     package nonisolated let statements = StatementCounter()
+    /// The number of statements sent to SQLite since the storage opened: what `sync-bench` (a
+    /// package of its own) reads of `statements`.
+    @_spi(Benchmarks) public nonisolated var statementCount: Int { statements.count }
     /// Where attachment content is kept: in memory for a database in memory, else in a
     /// directory beside the file.
     nonisolated let attachmentContent: any AttachmentContentStore

@@ -4,8 +4,8 @@ import Glibc
 import HTTPTypes
 import Logging
 import SyncSQL
-import SyncServer
-import SyncTestSupport
+@_spi(Benchmarks) import SyncServer
+import BenchProcesses
 import SyncWire
 
 /// The fleet workload (`sync-bench --fleet`): many devices hold an idle change stream of a
@@ -102,17 +102,17 @@ struct FleetWorkload {
             port: 0, authentication: .verifier(FleetIdentity()), perUserTables: .named([Self.scoped]), logger: ServerWorkloads.quiet)
         configuration.changeStream = ChangeStreamSettings(keepAliveInterval: keepAlive)
         var storages: [any TableStorage] = []
-        var counters: [StatementCounter] = []
+        var counters: [@Sendable () -> Int] = []
         switch engine {
         case .sqlite:
             let storage = try await SQLiteTableStorage.open(.memory, logger: ServerWorkloads.quiet)
-            (storages, counters) = ([storage], [storage.statements])
+            (storages, counters) = ([storage], [{ storage.statementCount }])
         case .postgres:
             let settings = try ServerWorkloads(clients: 1, operationsPerClient: 1, pulledItems: 1, postgresURL: postgresURL).postgresSettings()
             for _ in 0..<2 {
                 let storage = try await PostgresTableStorage.open(settings, logger: ServerWorkloads.quiet)
                 storages.append(storage)
-                counters.append(storage.statements)
+                counters.append { storage.statementCount }
             }
         }
         try await seed(storages[0])
@@ -132,17 +132,17 @@ struct FleetWorkload {
     /// Times the requests on the first server without and with the streams (opened there),
     /// counts the storage's statements while they are idle, and times the events of writes made
     /// through the last server.
-    private func measure(title: String, _ urls: [URL], _ counters: [StatementCounter]) async throws -> Result {
+    private func measure(title: String, _ urls: [URL], _ counters: [@Sendable () -> Int]) async throws -> Result {
         let (home, writeThrough, streams, users) = (urls[0], urls[urls.count - 1], self.streams, self.users)
         let alone = try await onOwnThread { [self] in try time(home) }
         let fleet = try FleetStreams()
         try await onOwnThread { try fleet.open(streams, server: home, tables: Self.scoped) { "user\($0 % users)" } }
         fleet.startReading()
         defer { fleet.close() }
-        let idleStart = counters.map(\.count).reduce(0, +)
+        let idleStart = counters.map { $0() }.reduce(0, +)
         let idleClock = ContinuousClock.now
         try await Task.sleep(for: max(.seconds(idleSeconds), keepAlive + .seconds(1)))
-        let idleQueries = Double(counters.map(\.count).reduce(0, +) - idleStart) / ServerWorkloads.seconds(since: idleClock)
+        let idleQueries = Double(counters.map { $0() }.reduce(0, +) - idleStart) / ServerWorkloads.seconds(since: idleClock)
         let withStreams = try await onOwnThread { [self] in try time(home) }
         let (latencies, missed) = try await fanOut(fleet, through: writeThrough)
         return Result(
@@ -268,9 +268,7 @@ struct FleetWorkload {
     /// stream.
     func hold(tool: URL, descriptorLimit: Int) throws -> Held {
         progress("fleet: \(heldStreams) streams on one sync-server")
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-fleet-\(getpid()).log")
-        defer { try? FileManager.default.removeItem(at: log) }
-        let server = try BenchServer(tool: tool, database: "memory", pageSize: nil, errorLog: log)
+        let server = try BenchServer(tool: tool, database: "memory", pageSize: nil)
         defer { server.stop() }
         var writer = try BareSender(server: server.url)
         defer { writer.close() }

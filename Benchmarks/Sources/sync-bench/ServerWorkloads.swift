@@ -1,9 +1,9 @@
+import BenchProcesses
 import Foundation
 import Logging
 import SyncClient
 import SyncServer
 import SyncStore
-import SyncTestSupport
 import SyncWire
 
 /// The server's workloads, over real HTTP on the loopback with the servers in this process:

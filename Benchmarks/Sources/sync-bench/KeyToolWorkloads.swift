@@ -117,7 +117,7 @@ struct KeyToolBench {
         let tool = try BenchTools.locate("sync-keys")
         let passphrase = scratch.path("passphrase")
         // A random passphrase of 48 hex digits, written to the file and wiped here.
-        var secret = KeyHandOver.text(of: SecretBytes(try RandomBytes.make(24)))
+        var secret = KeyHandOver.text(of: SecretBytes(BenchBytes.random(24)))
         defer { for i in secret.indices { secret[i] = 0 } }
         guard FileManager.default.createFile(atPath: passphrase, contents: Data(secret), attributes: [.posixPermissions: 0o600]) else {
             throw BenchError("cannot write \(passphrase)")

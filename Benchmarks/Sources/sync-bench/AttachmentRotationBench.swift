@@ -13,7 +13,7 @@ extension AttachmentBench {
         let tool = try BenchTools.locate("sync-keys")
         let keys = KeyToolBench(megabytes: 1, runs: bench.runs, scratch: scratch)
         let passphrase = scratch.path("attachment-passphrase")
-        var secret = KeyHandOver.text(of: SecretBytes(try RandomBytes.make(24)))
+        var secret = KeyHandOver.text(of: SecretBytes(BenchBytes.random(24)))
         defer { for i in secret.indices { secret[i] = 0 } }
         guard FileManager.default.createFile(atPath: passphrase, contents: Data(secret), attributes: [.posixPermissions: 0o600]) else {
             throw BenchError("cannot write \(passphrase)")

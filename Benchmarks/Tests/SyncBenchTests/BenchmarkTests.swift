@@ -1,5 +1,5 @@
+import BenchProcesses
 import Foundation
-import SyncTestSupport
 import Testing
 
 /// The benchmark executable runs every workload on both stores and cleans up. (It measures; these
@@ -40,7 +40,7 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "bench")
         defer { scratch.remove() }
         let result = try await bench.run(
-            ["--workloads", "store,key-derivation", "--offline-items", "40", "--pulled-items", "120", "--runs", "1", "--json"],
+            ["diagnose", "store,key-derivation", "--offline-items", "40", "--pulled-items", "120", "--runs", "1", "--json"],
             environment: ["TMPDIR": scratch.url.path])
         #expect(result.exitCode == 0, "\(result)")
         let records = try JSONDecoder().decode([Record].self, from: Data(result.stdout.utf8))
@@ -54,7 +54,7 @@ import Testing
 
         let refused = try await bench.run(["--runs", "0"])
         #expect(refused.exitCode != 0 && refused.stderr.contains("counts must be positive"))
-        let unknown = try await bench.run(["--workloads", "full-pull,teleport"])
+        let unknown = try await bench.run(["diagnose", "full-pull,teleport"])
         #expect(unknown.exitCode != 0 && unknown.stderr.contains("unknown workload 'teleport'"))
     }
 
@@ -64,7 +64,7 @@ import Testing
         defer { scratch.remove() }
         let workloads = "reference,full-pull,incremental-pull,push-inserts,push-updates,offline-writes,encrypt,rotate"
         let result = try await bench.run(
-            ["--workloads", workloads, "--items", "300", "--operations", "20", "--store-megabytes", "1", "--runs", "1", "--json"],
+            ["diagnose", workloads, "--items", "300", "--operations", "20", "--store-megabytes", "1", "--runs", "1", "--json"],
             environment: ["TMPDIR": scratch.url.path])
         #expect(result.exitCode == 0, "\(result)")
         let records = try JSONDecoder().decode([Record].self, from: Data(result.stdout.utf8))
@@ -96,7 +96,7 @@ import Testing
         // The pushes can also go to a second server that keeps its tables in memory; the round
         // trip (GET /health one at a time) and the bare inserts go to the pushes' server.
         let memory = try await bench.run(
-            ["--workloads", "round-trip,bare-inserts,push-inserts,push-updates", "--push-database", "memory", "--operations", "10", "--json"],
+            ["diagnose", "round-trip", "bare-inserts", "push-inserts", "push-updates", "--push-database", "memory", "--operations", "10", "--json"],
             environment: ["TMPDIR": scratch.url.path])
         #expect(memory.exitCode == 0, "\(memory)")
         let pushed = try JSONDecoder().decode([Record].self, from: Data(memory.stdout.utf8))
@@ -117,7 +117,7 @@ import Testing
         defer { scratch.remove() }
         let result = try await bench.run(
             [
-                "--workloads", "full-pull,observed-pull,live-latency", "--items", "300", "--live-samples", "5", "--runs", "1",
+                "diagnose", "full-pull,observed-pull,live-latency", "--items", "300", "--live-samples", "5", "--runs", "1",
                 "--pull-runs", "3", "--json",
             ],
             environment: ["TMPDIR": scratch.url.path])
@@ -156,7 +156,7 @@ import Testing
         let lonely = scratch.file("sync-bench")
         do { try FileManager.default.linkItem(at: bench.url, to: lonely) } catch { try FileManager.default.copyItem(at: bench.url, to: lonely) }
         let result = try runProgram(
-            lonely.path, ["--workloads", "full-pull", "--items", "10"],
+            lonely.path, ["diagnose", "full-pull", "--items", "10"],
             environment: bench.baseEnvironment.merging(["TMPDIR": scratch.url.path]) { $1 })
         #expect(result.status != 0)
         #expect(result.error.contains("sync-server is missing from \(scratch.url.path)"), "\(result.error)")

@@ -122,7 +122,7 @@ extension BenchRecord {
             return sorted[Swift.min(Swift.max(Int((fraction * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
         }
         self.init(
-            workload: SyncBench.Workload.liveLatency.rawValue, title: "live sync: A's push → B's observed query", store: store,
+            workload: DiagnosticWorkload.liveLatency.rawValue, title: "live sync: A's push → B's observed query", store: store,
             items: sorted.count, seconds: at(0.5), rate: at(0.5) * 1000, unit: "ms (p50)", peakRSSBytes: nil, ratio: nil,
             runs: 1, transferred: nil, changed: nil, clientCPUSeconds: nil, serverCPUSeconds: nil, ofReference: nil,
             megabytes: nil, rateExcludingKeyDerivation: nil)

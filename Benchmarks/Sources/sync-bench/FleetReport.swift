@@ -33,7 +33,7 @@ extension FleetWorkload {
 #endif
 
 #if canImport(Glibc)
-extension SyncBench {
+extension BenchOptions {
     /// `--fleet`: runs ``FleetWorkload`` and prints its report.
     func runFleet() async throws {
         var workload = FleetWorkload()

@@ -1,7 +1,7 @@
+import BenchProcesses
 import Foundation
 import SyncKeys
 import SyncTPM
-import SyncTestSupport
 
 /// `tpm-unlock`: unlocking a key envelope through its TPM slot (a software TPM this process
 /// starts on loopback, each unlock a new connection as a tool makes it), without and with a PIN,

@@ -4,13 +4,13 @@ import SyncKeys
 /// The end-to-end workloads, run from the benchmark's main process: it seeds and starts the
 /// server, runs each client workload in a child process, and reduces the runs to records.
 struct EndToEndBench {
-    let bench: SyncBench
+    let bench: BenchOptions
     let scratch: Scratch
-    let selected: Set<SyncBench.Workload>
+    let selected: Set<DiagnosticWorkload>
     /// The data key of every encrypted store of this benchmark run (handed to children on stdin).
     let key: SecretBytes
 
-    init(bench: SyncBench, scratch: Scratch, selected: Set<SyncBench.Workload>) throws {
+    init(bench: BenchOptions, scratch: Scratch, selected: Set<DiagnosticWorkload>) throws {
         self.bench = bench
         self.scratch = scratch
         self.selected = selected
@@ -128,7 +128,7 @@ struct EndToEndBench {
             database = "sqlite:\(path)"
         }
         let server = try BenchServer(
-            tool: tool, database: database, pageSize: bench.serverPageSize, errorLog: scratch.url.appendingPathComponent("server.log"))
+            tool: tool, database: database, pageSize: bench.serverPageSize)
         defer { server.stop() }
         if seeded { try await server.checkSeed() }
         return try await body(server)
@@ -240,7 +240,7 @@ struct EndToEndBench {
         // The floors under a push of one request at a time: the client's transport with no table
         // work (round trip), and the server's inserts with no client stack (bare inserts).
         for (workload, selection, title) in [
-            (ClientWorkload.roundTrip, SyncBench.Workload.roundTrip, "round trip: GET /health, one at a time"),
+            (ClientWorkload.roundTrip, DiagnosticWorkload.roundTrip, "round trip: GET /health, one at a time"),
             (.bareInserts, .bareInserts, "inserts from a bare socket, one at a time"),
         ] where selected.contains(selection) {
             var samples: [BenchSample] = []

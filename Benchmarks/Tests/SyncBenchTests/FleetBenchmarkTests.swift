@@ -1,5 +1,5 @@
+import BenchProcesses
 import Foundation
-import SyncTestSupport
 import Testing
 
 /// `sync-bench --fleet` runs a tiny fleet on SQLite and on two PostgreSQL instances and reports

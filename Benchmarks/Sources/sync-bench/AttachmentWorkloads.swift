@@ -148,7 +148,7 @@ extension ChildWorkload {
         var uploads: [[UInt8]] = [], downloads: [[UInt8]] = []
         for i in 0..<count {
             let id = UUID().uuidString.lowercased(), content = AttachmentContentBench.content(i, bytes: bytes)
-            let digest = Hex.lowercase(try KeyDerivation.sha256(content))
+            let digest = BenchBytes.hex(try KeyDerivation.sha256(content))
             let row: JSONObject = [
                 SystemProperty.id: .string(id), "itemId": .string(itemId), "name": .string("photo-\(i).jpg"),
                 "contentType": .string("image/jpeg"), "size": .int(Int64(bytes)), "sha256": .string(digest),
@@ -235,7 +235,7 @@ enum GCMReference {
     /// bytes at a time, then flushes `target` to the disk.
     /// - Returns: The plaintext bytes.
     static func run(from source: String, to target: String, decrypt: Bool, bufferSize: Int) throws -> Int {
-        let key = try RandomBytes.make(32), nonce = try RandomBytes.make(12)
+        let key = BenchBytes.random(32), nonce = BenchBytes.random(12)
         guard let context = EVP_CIPHER_CTX_new() else { throw BenchError("EVP_CIPHER_CTX_new failed") }
         defer { EVP_CIPHER_CTX_free(context) }
         // The decryption uses the key and nonce the encryption wrote at the start of its file.

@@ -1,7 +1,7 @@
 import Foundation
 import SyncClient
 import SyncKeys
-import SyncStore
+@_spi(Benchmarks) import SyncStore
 import SyncWire
 
 /// The store workloads, in the benchmark's own process: each on a plain and on an encrypted
@@ -12,7 +12,7 @@ enum StoreBench {
     /// the writing workloads run a second time in each run with commits that do not wait for the
     /// disk (`synchronous = NORMAL`, what the store did before every commit was synced), recorded
     /// as `store.<name>.unsynced`: the cost of durability, measured side by side.
-    static func measure(_ bench: SyncBench, in directory: URL) async throws -> [BenchRecord] {
+    static func measure(_ bench: BenchOptions, in directory: URL) async throws -> [BenchRecord] {
         var records: [BenchRecord] = []
         for workload in Workload.allCases {
             let syncModes = bench.unsyncedCommits && workload.writes ? [true, false] : [true]
@@ -79,7 +79,7 @@ enum Workload: String, CaseIterable {
     var writes: Bool { self == .offlineWrites || self == .pulledPages }
 
     /// The items one run handles (rows read for the reads, one for the reopen).
-    func items(_ bench: SyncBench) -> Int {
+    func items(_ bench: BenchOptions) -> Int {
         switch self {
         case .offlineWrites: return bench.offlineItems
         case .pulledPages, .fullScan: return bench.pulledItems
@@ -96,7 +96,7 @@ enum Workload: String, CaseIterable {
         }
     }
 
-    func title(_ bench: SyncBench) -> String {
+    func title(_ bench: BenchOptions) -> String {
         switch self {
         case .offlineWrites: return "store: offline inserts (row + queue each)"
         case .pulledPages: return "store: pulled pages of 50 applied"
@@ -107,7 +107,7 @@ enum Workload: String, CaseIterable {
     }
 
     /// Prepares a store at `url`, then times this workload on it.
-    func measure(at url: URL, encryption: StoreEncryption, syncs: Bool = true, bench: SyncBench) async throws -> Double {
+    func measure(at url: URL, encryption: StoreEncryption, syncs: Bool = true, bench: BenchOptions) async throws -> Double {
         var options = StoreOptions(createIfMissing: true)
         options.syncsEveryCommit = syncs
         var store = try await SQLiteStore.open(at: url, encryption: encryption, options: options)

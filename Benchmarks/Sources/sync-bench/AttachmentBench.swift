@@ -7,12 +7,12 @@ import SyncWire
 /// `sync-bench --attachments`: the attachment workloads, each beside its reference measured in
 /// the same run, every client in a child process of its own, on encrypted stores.
 struct AttachmentBench {
-    let bench: SyncBench
+    let bench: BenchOptions
     let scratch: Scratch
     /// The data key of the stores of the content and transfer workloads (handed to children on stdin).
     let key: SecretBytes
 
-    init(bench: SyncBench, scratch: Scratch) throws {
+    init(bench: BenchOptions, scratch: Scratch) throws {
         self.bench = bench
         self.scratch = scratch
         key = try SecretBytes.random(count: 32)
@@ -76,8 +76,7 @@ struct AttachmentBench {
         for run in 0..<bench.runs {
             let database = scratch.path("attachments-server-\(run).sqlite")
             let server = try BenchServer(
-                tool: try BenchTools.locate("sync-server"), database: "sqlite:\(database)", pageSize: nil,
-                errorLog: scratch.url.appendingPathComponent("server.log"))
+                tool: try BenchTools.locate("sync-server"), database: "sqlite:\(database)", pageSize: nil)
             defer {
                 server.stop()
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: database + suffix) }
@@ -109,7 +108,7 @@ struct AttachmentBench {
     }
 
     /// The goals' lines from the records of ``measure()``.
-    static func lines(_ records: [BenchRecord], bench: SyncBench) throws -> [HeadlineLine] {
+    static func lines(_ records: [BenchRecord], bench: BenchOptions) throws -> [HeadlineLine] {
         func record(_ workload: String) throws -> BenchRecord {
             guard let found = records.first(where: { $0.workload == workload }) else { throw BenchError("no \(workload) record") }
             return found

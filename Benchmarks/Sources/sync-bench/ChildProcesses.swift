@@ -110,8 +110,8 @@ enum BenchTools {
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw BenchError(
                 """
-                \(name) is missing from \(directory.path); build it with sync-bench, e.g. \
-                for p in sync-server sync-keys sync-bench; do swift build -c release --product $p; done
+                \(name) is missing from \(directory.path); build it into the scratch directory of sync-bench: \
+                bash scripts/bench-build --release (in the root package's directory) builds the three together
                 """)
         }
         return url

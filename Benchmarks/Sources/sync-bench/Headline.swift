@@ -1,7 +1,7 @@
 import Foundation
 
 /// One goal of the headline: a figure, its reference measured in the same run, their ratio and
-/// whether the goal is met. This is the `headline` member of `--headline --json`.
+/// whether the goal is met. This is the `headline` member of `sync-bench --json`.
 struct HeadlineLine: Codable, Sendable {
     /// What was measured, in words.
     var figure: String
@@ -23,14 +23,14 @@ struct HeadlineLine: Codable, Sendable {
     var met: Bool?
 }
 
-/// `sync-bench --headline`: exactly the workloads the goals need, each figure beside its
+/// `sync-bench` (its default output): exactly the workloads the goals need, each figure beside its
 /// reference measured in the same run, as one table of ratios.
 enum Headline {
     /// The workloads of the headline, in three runs of ``EndToEndBench``: the reference, the
     /// full pulls and the batched pushes against the seeded server (an SQLite file); the bare
     /// inserts and the serial pushes against a server with its tables in memory; the offline
     /// writes, the key tools and their references.
-    static func measure(_ bench: SyncBench, in scratch: Scratch) async throws -> [BenchRecord] {
+    static func measure(_ bench: BenchOptions, in scratch: Scratch) async throws -> [BenchRecord] {
         var file = bench
         file.batchedPush = true
         file.pushDatabase = .file
@@ -55,7 +55,7 @@ enum Headline {
     static let batchedPrefix = "batched-"
 
     /// The goals' lines from the records of ``measure(_:in:)``.
-    static func lines(_ records: [BenchRecord], bench: SyncBench) throws -> [HeadlineLine] {
+    static func lines(_ records: [BenchRecord], bench: BenchOptions) throws -> [HeadlineLine] {
         func record(_ workload: String, _ store: String?) throws -> BenchRecord {
             guard let found = records.first(where: { $0.workload == workload && $0.store == store }) else {
                 throw BenchError("the headline has no \(workload) record\(store.map { " on the \($0) store" } ?? "")")

@@ -1,8 +1,8 @@
+import BenchProcesses
 import Foundation
-import SyncTestSupport
 import Testing
 
-/// `sync-bench --headline` runs every goal's figure beside its reference in one run and prints
+/// `sync-bench` (no subcommand) runs every goal's figure beside its reference in one run and prints
 /// each ratio with its goal. (It measures; this test checks that it works and that each line is
 /// what its records say, never how fast.)
 @Suite struct HeadlineBenchmarkTests {
@@ -37,7 +37,7 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "bench")
         defer { scratch.remove() }
         let result = try await bench.run(
-            ["--headline", "--items", "300", "--operations", "20", "--store-megabytes", "1", "--runs", "1", "--json"],
+            ["--items", "300", "--operations", "20", "--store-megabytes", "1", "--runs", "1", "--json"],
             environment: ["TMPDIR": scratch.url.path])
         #expect(result.exitCode == 0, "\(result)")
         let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
@@ -74,8 +74,8 @@ import Testing
         #expect(report.records.first { $0.workload == "offline-reference" && $0.store == "encrypted" }?.items == 20)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
 
-        let refused = try await bench.run(["--headline", "--workloads", "full-pull"])
-        #expect(refused.exitCode != 0 && refused.stderr.contains("--headline runs its own workloads"))
+        let refused = try await bench.run(["diagnose", "server", "full-pull"])
+        #expect(refused.exitCode == 64 && refused.stderr.contains("server runs alone"), "\(refused)")
     }
 
     @Test func theReferencesRunAsWorkloadsOfTheirOwn() async throws {
@@ -83,7 +83,7 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "bench")
         defer { scratch.remove() }
         let result = try await bench.run(
-            ["--workloads", "offline-reference,export", "--operations", "15", "--store-megabytes", "1", "--runs", "1", "--json"],
+            ["diagnose", "offline-reference,export", "--operations", "15", "--store-megabytes", "1", "--runs", "1", "--json"],
             environment: ["TMPDIR": scratch.url.path])
         #expect(result.exitCode == 0, "\(result)")
         let records = try JSONDecoder().decode([Report.Record].self, from: Data(result.stdout.utf8))

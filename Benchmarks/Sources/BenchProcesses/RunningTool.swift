@@ -1,0 +1,1 @@
+../../../Tests/SyncTestSupport/RunningTool.swift
