@@ -6,8 +6,8 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The requests of ``HTTPSyncTransport`` on Linux: HTTP/1.1 over SwiftNIO, on NIO's shared event
-/// loops.
+/// The requests of ``HTTPSyncTransport`` on Linux: HTTP/1.1 over SwiftNIO, on event loops of the
+/// client's own (``loops``).
 ///
 /// A whole request (``send(_:)``) goes over a kept-alive connection of this client's pool (see
 /// ``HTTPConnectionPool``) when one to the same scheme, host and port is idle, and over a new one
@@ -23,6 +23,14 @@ import NIOSSL
 final class NIOHTTPClient: Sendable {
     /// The idle kept-alive connections of whole requests.
     let pool: HTTPConnectionPool
+
+    /// The event loops of every connection, one per core, for the life of the process. A push
+    /// runs on the loop of its connection (``executor(for:)``): the engine's work between
+    /// requests, and the writes of a store without an executor of its own, which block the loop.
+    /// They are the client's own, so that no other SwiftNIO work of the app (its servers,
+    /// AsyncHTTPClient, database drivers, all on `MultiThreadedEventLoopGroup.singleton` by
+    /// default) waits behind a push.
+    static let loops = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
 
     /// Creates a client with an empty pool.
     /// - Parameters:
@@ -79,7 +87,7 @@ final class NIOHTTPClient: Sendable {
     /// - Returns: the executor, or nil when `url` is not one this client sends to.
     func executor(for url: URL) -> (any TaskExecutor)? {
         guard let target = try? RequestTarget(SyncRequest(method: .get, url: url), timeout: 0, keepAlive: true) else { return nil }
-        return EventLoopExecutor(pool.loop(target.key) ?? MultiThreadedEventLoopGroup.singleton.any())
+        return EventLoopExecutor(pool.loop(target.key) ?? Self.loops.any())
     }
 
     /// Closes the idle connections of the pool and returns once they are closed.
@@ -113,7 +121,7 @@ final class NIOHTTPClient: Sendable {
 
     private static func connect(_ target: RequestTarget, exchange: HTTPExchange, pool: HTTPConnectionPool?) {
         // On the caller's loop when it runs on one (a push preferring ``executor(for:)``).
-        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton.any())
+        let bootstrap = ClientBootstrap(group: loops.any())
             .connectTimeout(target.timeout)
             .channelInitializer { channel in
                 guard exchange.attach(channel) else { return channel.eventLoop.makeFailedFuture(CancellationError()) }

@@ -67,7 +67,7 @@ import Testing
             _ = try await client.table("todo").insert(["id": "taken", "text": "theirs"])
             let witness = LoopWitness()
             let context = SyncContext(client: client, store: store, conflictHandler: witness)
-            let table = try await context.syncTable("todo")
+            let table = try context.syncTable("todo")
             _ = try await table.insert(["id": "new", "text": "mine"])
             _ = try await table.insert(["id": "taken", "text": "mine"])
             let error = await #expect(throws: SyncError.self) { try await context.push() }
@@ -84,6 +84,61 @@ import Testing
             throw error
         }
         try await store.close()
+        test.directory.remove()
+        await server.stop()
+    }
+
+    /// The event loop of each write a store was asked for (nil: a write not on a loop).
+    final class WriteLoops: Sendable {
+        let loops = Mutex<[ObjectIdentifier?]>([])
+    }
+
+    /// A store that notes, at each write, the event loop the write was asked for on.
+    struct LoopNotingStore: LocalStore {
+        let base: SQLiteStore
+        let writes = WriteLoops()
+
+        var changes: StoreChanges? { base.changes }
+
+        func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+            try await base.read(body)
+        }
+
+        func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+            let loop = MultiThreadedEventLoopGroup.currentEventLoop.map { ObjectIdentifier($0) }
+            writes.loops.withLock { $0.append(loop) }
+            return try await base.write(body)
+        }
+    }
+
+    /// A push runs on the loop of its connection, and a store without an executor of its own
+    /// (this one) writes there, blocking the loop: it is one of the client's own loops, never one
+    /// of NIO's shared loops, on which the app's other SwiftNIO work (here, the server itself) runs.
+    @Test func aPushWritesTheStoreOnTheClientsOwnLoopsNotOnNIOsSharedOnes() async throws {
+        var logger = Logger(label: "e2e-loop")
+        logger.logLevel = .critical
+        let server = try await RunningServer.start(ServerConfiguration(port: 0, logger: logger))
+        let (test, base) = try await TestStore.make(.plain)
+        let store = LoopNotingStore(base: base)
+        do {
+            let client = MobileServiceClient(url: server.url)
+            let context = SyncContext(client: client, store: store)
+            let table = try context.syncTable("todo")
+            for n in 0..<5 { _ = try await table.insert(["id": .string("i\(n)"), "text": "mine"]) }
+            store.writes.loops.withLock { $0.removeAll() }
+            try await context.push()
+            let loops = store.writes.loops.withLock { $0 }
+            let shared = Set(MultiThreadedEventLoopGroup.singleton.makeIterator().map { ObjectIdentifier($0) })
+            #expect(loops.contains { $0 != nil }, "the push ran its writes on a loop: \(loops)")
+            #expect(!loops.contains { $0.map(shared.contains) ?? false }, "a write ran on one of NIO's shared loops")
+            #expect(try await client.table("todo").lookup(id: "i4")?["text"] == "mine")
+        } catch {
+            try? await base.close()
+            test.directory.remove()
+            await server.stop()
+            throw error
+        }
+        try await base.close()
         test.directory.remove()
         await server.stop()
     }
