@@ -14,14 +14,17 @@ import Testing
     /// The rows `sql` returns through a connection of its own to the file.
     static func outside(_ path: String, _ sql: String) async throws -> [SQLiteRow] {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: .quiet)
+        // Closed through the future, which runs whether or not this task was cancelled (a failed
+        // sibling, the time limit): the async close, cancelled before its turn on the thread
+        // pool, never runs, and a connection dropped open stops the process (sqlite-nio).
         let rows: [SQLiteRow]
         do {
             rows = try await connection.query(sql, [])
         } catch {
-            try? await connection.close()
+            try? await connection.close().get()
             throw error
         }
-        try await connection.close()
+        try await connection.close().get()
         return rows
     }
 
