@@ -15,7 +15,7 @@ import Testing
     /// server afterwards.
     @Test func stoppingJustAfterConnectingEndsCleanly() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         let transport = HTTPSyncTransport()
         let device = try await LiveSyncTests.Device.make(.plain, server: server.url, transport: transport)
         for iteration in 0..<200 {

@@ -78,7 +78,7 @@ import FoundationNetworking
     @Test(arguments: StoreKind.allCases)
     func aWriteOnOneDeviceAppearsInTheOthersObservedQuery(_ kind: StoreKind) async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         try await Self.withDevices(kind, server: server.url) { a, b, liveB in
             let liveA = try a.context.startLiveSync([LiveSyncTable("todo")], options: Self.fast)
             var eventsB = liveB.events.makeAsyncIterator()
@@ -104,7 +104,7 @@ import FoundationNetworking
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let database = "sqlite:" + directory.path("server.db")
-        let first = try ServerProcess(database: database)
+        let first = try await ServerProcess.start(database: database)
         let port = try #require(first.url.port)
         let restarted = Mutex<ServerProcess?>(nil)
         try await Self.withDevices(kind, server: first.url) { a, b, liveB in
@@ -118,7 +118,7 @@ import FoundationNetworking
             #expect(first.stop().status == 0)
             let lost = await Self.waitFor(&events) { if case .disconnected = $0 { return true } else { return false } }
             #expect(!lost.isEmpty)
-            let second = try ServerProcess(database: database, arguments: ["--port", String(port)])
+            let second = try await ServerProcess.start(database: database, arguments: ["--port", String(port)])
             restarted.withLock { $0 = second }
             _ = await Self.waitFor(&events, Self.isConnected)
 
@@ -132,7 +132,7 @@ import FoundationNetworking
     @Test(arguments: StoreKind.allCases)
     func againstAServerWithoutTheRouteLiveSyncPullsAtAnInterval(_ kind: StoreKind) async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         try await Self.withDevices(kind, server: server.url, transportB: ServerWithoutChanges()) { a, b, liveB in
             var events = liveB.events.makeAsyncIterator()
             _ = await Self.waitFor(&events) { if case .pollingFallback = $0 { return true } else { return false } }

@@ -204,7 +204,7 @@ import Testing
     /// while connecting, waiting for the head, or reading the body.
     @Test func aServersChangeStreamCancelledAtAnyMomentEndsCleanly() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         let transport = HTTPSyncTransport()
         let request = SyncRequest(
             method: .get, url: server.url.appendingPathComponent("changes").appending(queryItems: [URLQueryItem(name: "tables", value: "todo")]),

@@ -346,7 +346,7 @@ import Testing
     /// every other one runs to its end.
     @Test func aServersRequestsCancelledAtAnyMomentEndCleanly() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         let transport = HTTPSyncTransport()
         let headers = [WireHeader.apiVersion: WireHeader.apiVersionValue, "Content-Type": "application/json"]
         let table = server.url.appendingPathComponent("tables").appendingPathComponent("todo")

@@ -11,7 +11,7 @@ import Glibc
 @Suite struct DrainTests {
     @Test func aRequestInFlightAtSIGTERMCompletesAndTheServerExitsZero() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess(logLevel: "debug", capturesLog: true)
+        let server = try await ServerProcess.start(logLevel: "debug", capturesLog: true)
         let port = try #require(server.url.port)
         let text = String(repeating: "x", count: 600_000)
         let body = Array(#"{"id": "big", "text": "\#(text)"}"#.utf8)

@@ -14,7 +14,7 @@ import FoundationNetworking
 @Suite struct ExecutableTests {
     @Test func startsServesAndStopsCleanly() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         #expect(server.announcement.hasPrefix("listening on http://127.0.0.1:"))
         var request = URLRequest(url: server.url.appendingPathComponent("tables/todo"))
         request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
@@ -66,7 +66,7 @@ import FoundationNetworking
         defer { directory.remove() }
         let token = UUID().uuidString
         try Data((token + "\n").utf8).write(to: directory.file("token"))
-        let server = try ServerProcess(arguments: ["--auth-token-file", directory.path("token")])
+        let server = try await ServerProcess.start(arguments: ["--auth-token-file", directory.path("token")])
         defer { server.stop() }
         for (header, status) in [(nil, 401), (token, 404)] {
             var request = URLRequest(url: server.url.appendingPathComponent("tables/todo"))

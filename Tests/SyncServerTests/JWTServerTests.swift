@@ -60,7 +60,7 @@ import FoundationNetworking
         let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).map { String(format: "%02x", $0) }.joined()
         try Data((secret + "\n").utf8).write(to: directory.file("secret"))
         let key = try await TestKey.hmac(Data(secret.utf8))
-        let server = try ServerProcess(arguments: ["--jwt-secret-file", directory.path("secret"), "--per-user-tables", "all"])
+        let server = try await ServerProcess.start(arguments: ["--jwt-secret-file", directory.path("secret"), "--per-user-tables", "all"])
         defer { server.stop() }
         let other = try await TestKey.hs256()
         for (token, status) in [(nil, 401), (try other.token(), 401), (try key.token(), 200)] {

@@ -32,7 +32,8 @@ import FoundationNetworking
 
     @Test func metricsAreServedOnTheirOwnPortOnly() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess(arguments: ["--metrics-port", "0", "--storage-timeout", "2000"], logLevel: "info", capturesLog: true)
+        let server = try await ServerProcess.start(
+            arguments: ["--metrics-port", "0", "--storage-timeout", "2000"], logLevel: "info", capturesLog: true)
         defer { _ = server.stop() }
         let log = await server.log(until: "Serving metrics")
         let line = try #require(log.split(separator: "\n").first { $0.contains("Serving metrics") })

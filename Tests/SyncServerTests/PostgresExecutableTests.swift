@@ -15,7 +15,7 @@ import FoundationNetworking
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
         let settings = try await PostgresTestDatabases.create()
         do {
-            let server = try ServerProcess(database: settings.description, arguments: ["--database-pool-size", "2"])
+            let server = try await ServerProcess.start(database: settings.description, arguments: ["--database-pool-size", "2"])
             var insert = URLRequest(url: server.url.appendingPathComponent("tables/todo"))
             insert.httpMethod = "POST"
             insert.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")

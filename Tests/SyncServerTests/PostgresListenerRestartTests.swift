@@ -25,7 +25,7 @@ import Testing
     static let recovery: Duration = .seconds(60)
 
     @Test func aListenOnAConnectionClosedMeanwhileIsRetriedAndStreamsHearTheOtherInstanceAfterARestart() async throws {
-        let cluster = try PostgresCluster.privateCluster()
+        let cluster = try await onOwnThread { try PostgresCluster.privateCluster() }
         var settings = try PostgresSettings(url: cluster.url(), poolSize: 4)
         settings.connectionWait = Self.timeout
         var configuration = ServerConfiguration.testing()

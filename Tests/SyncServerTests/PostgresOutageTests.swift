@@ -30,7 +30,7 @@ import Testing
     static let seeds = 20
 
     @Test func requestsDuringAnOutageAreRefusedInTimeAndRefusedWritesAreNeverApplied() async throws {
-        let cluster = try PostgresCluster.privateCluster()
+        let cluster = try await onOwnThread { try PostgresCluster.privateCluster() }
         var configuration = ServerConfiguration.testing()
         configuration.database = .postgres(try PostgresSettings(url: cluster.url(), poolSize: 5))
         configuration.storageTimeout = Self.timeout

@@ -49,6 +49,15 @@ public final class ServerProcess: @unchecked Sendable {
         self.url = url
     }
 
+    /// Starts the server as ``init(database:arguments:logLevel:capturesLog:)`` does, waiting for
+    /// its announcement on a thread of its own: a test's cooperative thread stays free meanwhile
+    /// (for servers running in the test process, and the other tests).
+    public static func start(
+        database: String = "memory", arguments: [String] = [], logLevel: String = "error", capturesLog: Bool = false
+    ) async throws -> ServerProcess {
+        try await onOwnThread { try ServerProcess(database: database, arguments: arguments, logLevel: logLevel, capturesLog: capturesLog) }
+    }
+
     deinit {
         if process.isRunning { process.terminate() }
     }

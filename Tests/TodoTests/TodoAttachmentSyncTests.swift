@@ -15,7 +15,7 @@ import Testing
     func anAttachmentSyncsToAnotherDeviceAndIsExportedThere(plain: Bool) async throws {
         let serverDirectory = try TemporaryDirectory(prefix: "todo-server")
         defer { serverDirectory.remove() }
-        var server = try ServerProcess(database: "sqlite:" + serverDirectory.path("server.db"))
+        var server = try await ServerProcess.start(database: "sqlite:" + serverDirectory.path("server.db"))
         let a = try Device(), b = try Device()
         defer {
             a.directory.remove()

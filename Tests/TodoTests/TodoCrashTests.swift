@@ -31,7 +31,7 @@ import TodoApp
         var random = SeededGenerator(seed: seed)
         let device = try Device()
         defer { device.directory.remove() }
-        let server = try ServerProcess(arguments: ["--page-size", "1000"])
+        let server = try await ServerProcess.start(arguments: ["--page-size", "1000"])
         defer { server.stop() }
         let other = try MobileServiceClient(url: server.url).table(TodoDevice.tableName)  // another device, online
         let passphrase = SecretBytes(Array(device.passphrase.utf8))

@@ -31,7 +31,7 @@ import Testing
 
     @Test(arguments: ["restore", "client"])
     func restoringBringsTheItemBackWithTheEdit(_ choice: String) async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let (a, b, id, edit) = try await deletedWhileEdited(server)
         defer {
@@ -52,7 +52,7 @@ import Testing
 
     @Test(arguments: ["accept", "server", "cancel"])
     func acceptingTheDeleteDropsTheEdit(_ choice: String) async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let (a, b, _, _) = try await deletedWhileEdited(server)
         defer {
@@ -71,7 +71,7 @@ import Testing
 
     /// On a terminal the question names the two choices of this kind of conflict.
     @Test func onATerminalTheDeletedConflictAsksRestoreOrAccept() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let (a, b, _, edit) = try await deletedWhileEdited(server)
         defer {

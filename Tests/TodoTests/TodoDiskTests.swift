@@ -60,7 +60,7 @@ import Testing
     @Test func aSyncOnAFullDiskIsExit6AndSaysToFreeSpaceThenSyncAgain() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
         let serverDirectory = try TemporaryDirectory(prefix: "todo-disk-server")
-        let server = try ServerProcess(database: "sqlite:" + serverDirectory.path("server.db"))
+        let server = try await ServerProcess.start(database: "sqlite:" + serverDirectory.path("server.db"))
         let (device, disk, store) = try await deviceOnASmallDisk(items: 3)
         defer {
             _ = server.stop()

@@ -20,7 +20,7 @@ import Testing
         let milk = uniqueText("Buy milk"), bread = uniqueText("Bake bread"), rain = uniqueText("Check the rain gauge")
 
         // A works offline, then syncs; B pulls.
-        var server = try ServerProcess(database: database)
+        var server = try await ServerProcess.start(database: database)
         let milkID = try await a.add(milk)
         let breadID = try await a.add(bread)
         #expect(try await a.pending().operations == 2)
@@ -44,7 +44,7 @@ import Testing
         extendLifetime(nobody)
 
         // Restarted on the same database (and a new port), both devices converge.
-        server = try ServerProcess(database: database)
+        server = try await ServerProcess.start(database: database)
         try await a.succeed(["sync"], server: server.url)
         try await b.succeed(["sync"], server: server.url)
         try await a.succeed(["sync"], server: server.url)
@@ -73,7 +73,7 @@ import Testing
             a.directory.remove()
             b.directory.remove()
         }
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let original = uniqueText("Water the plants"), fromA = uniqueText("Water the plants (A)"), fromB = uniqueText("Water the plants (B)")
 
@@ -114,7 +114,7 @@ import Testing
             a.directory.remove()
             b.directory.remove()
         }
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let fromA = uniqueText("Sweep the porch (A)"), fromB = uniqueText("Sweep the porch (B)")
         let id = try await a.add(uniqueText("Sweep the porch"))
@@ -177,7 +177,7 @@ import Testing
         let token = UUID().uuidString
         try Data((token + "\n").utf8).write(to: secrets.file("server-token"))
         try Data("not the token\n".utf8).write(to: secrets.file("wrong-token"))
-        let server = try ServerProcess(arguments: ["--auth-token-file", secrets.path("server-token")])
+        let server = try await ServerProcess.start(arguments: ["--auth-token-file", secrets.path("server-token")])
         defer { server.stop() }
         _ = try await device.add(uniqueText("Renew the permit"))
 
@@ -203,7 +203,7 @@ import Testing
             a.directory.remove()
             b.directory.remove()
         }
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         defer { server.stop() }
         let id = try await a.add(uniqueText("Fix the gate"))
         try await a.succeed(["sync"], server: server.url)

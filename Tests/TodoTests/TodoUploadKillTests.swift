@@ -18,7 +18,7 @@ import Testing
     func aKilledUploadGoesOnFromTheServersOffsetInTheNextRun(plain: Bool) async throws {
         let serverDirectory = try TemporaryDirectory(prefix: "todo-server")
         defer { serverDirectory.remove() }
-        let server = try ServerProcess(database: "sqlite:" + serverDirectory.path("server.db"))
+        let server = try await ServerProcess.start(database: "sqlite:" + serverDirectory.path("server.db"))
         let serverPort = try #require(server.url.port)
         let a = try Device(), b = try Device()
         defer {

@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aChangeFromAnotherDeviceAppearsAndCtrlCExitsCleanly() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess.start()
         let a = try Device(), b = try Device()
         defer {
             a.directory.remove()

@@ -18,7 +18,7 @@ import Testing
 
     @Test func theLimitIsTheLargestSizeAccepted() async throws {
         try #require(ServerProcess.tool.isBuilt, "build the sync-server product first (scripts/test does)")
-        let server = try ServerProcess(arguments: ["--max-attachment-bytes", "10"])
+        let server = try await ServerProcess.start(arguments: ["--max-attachment-bytes", "10"])
         defer { server.stop() }
         let client = HTTPTestClient()
         do {

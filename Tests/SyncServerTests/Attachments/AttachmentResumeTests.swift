@@ -77,7 +77,7 @@ import Testing
     @Test func anUploadCutInTheMiddleResumesAtTheServersOffset() async throws {
         let directory = try TemporaryDirectory(prefix: "attachments")
         defer { directory.remove() }
-        let server = try ServerProcess(database: "sqlite:" + directory.path("server.db"))
+        let server = try await ServerProcess.start(database: "sqlite:" + directory.path("server.db"))
         defer { server.stop() }
         try await Self.withClients { http, client in
             try await Self.seed(client, server.url)
@@ -96,14 +96,14 @@ import Testing
         defer { directory.remove() }
         let database = "sqlite:" + directory.path("server.db")
         try await Self.withClients { http, client in
-            let first = try ServerProcess(database: database)
+            let first = try await ServerProcess.start(database: database)
             try await Self.seed(client, first.url)
             let upload = try await Self.interruptedUpload(http, client, first.url)
             first.send(signal: SIGKILL)
             #expect(first.waitForExit() == -SIGKILL)
             await upload.value
 
-            let second = try ServerProcess(database: database)
+            let second = try await ServerProcess.start(database: database)
             defer { second.stop() }
             let resumedAt = try await Self.resume(client, second.url)
             #expect(resumedAt >= 2 * 256 * 1024 && resumedAt <= Int64(Self.sent), "the partial content survived: \(resumedAt)")

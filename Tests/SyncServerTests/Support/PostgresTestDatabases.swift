@@ -4,18 +4,38 @@ import PostgresNIO
 import SyncSQL
 import SyncServer
 import SyncTestSupport
+import Synchronization
 
 /// Databases for tests in the process's PostgreSQL (``PostgresCluster``): each test gets a new,
 /// empty database, dropped afterwards, made through one administrative client.
 enum PostgresTestDatabases {
-    /// The administrative client of the process (its background task runs until the process ends).
-    private static let admin: Result<PostgresClient, any Error> = Result {
-        let cluster = try PostgresCluster.shared()
-        let configuration = PostgresClient.Configuration(
-            host: cluster.host, port: cluster.port, username: cluster.user, password: password, database: cluster.database, tls: .disable)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: .quiet)
-        Task.detached { await client.run() }
-        return client
+    /// The administrative client of the process, made by the first caller (its background task
+    /// runs until the process ends).
+    private static let admin = Mutex<Task<PostgresClient, any Error>?>(nil)
+
+    /// The administrative client, once the process's cluster has started. The cluster's start
+    /// (`initdb`, `pg_ctl`: seconds, more on a busy machine) blocks a thread of its own, never one
+    /// of the cooperative pool, where every test waiting for it would stall the whole suite.
+    private static func adminClient() async throws -> PostgresClient {
+        let made = admin.withLock { task in
+            if let task { return task }
+            let started = Task {
+                let shared = try await cluster()
+                let configuration = PostgresClient.Configuration(
+                    host: shared.host, port: shared.port, username: shared.user, password: password, database: shared.database, tls: .disable)
+                let client = PostgresClient(configuration: configuration, backgroundLogger: .quiet)
+                Task.detached { await client.run() }
+                return client
+            }
+            task = started
+            return started
+        }
+        return try await made.value
+    }
+
+    /// The process's cluster (``PostgresCluster/shared()``), waited for on a thread of its own.
+    static func cluster() async throws -> PostgresCluster {
+        try await onOwnThread { try PostgresCluster.shared() }
     }
 
     /// The password of a server named by `CIPHERSYNC_PGTEST_URL` (`PGPASSWORD`), if any.
@@ -23,10 +43,10 @@ enum PostgresTestDatabases {
 
     /// Creates a new database and returns the settings that reach it.
     static func create(poolSize: Int = 5) async throws -> PostgresSettings {
-        let client = try admin.get()
+        let client = try await adminClient()
         let name = "ciphersync_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(SQLIdentifier.quote(name))"))
-        var settings = try PostgresSettings(url: try PostgresCluster.shared().url(database: name), password: password, poolSize: poolSize)
+        var settings = try PostgresSettings(url: try await cluster().url(database: name), password: password, poolSize: poolSize)
         // The whole suite runs its tests side by side on two cores, where a statement can wait
         // longer than a deployment's 5 s bound for a turn of the cooperative pool; the bound itself
         // is tested by the outage tests, which set their own.
@@ -36,7 +56,7 @@ enum PostgresTestDatabases {
 
     /// Runs a statement as the administrator (in the maintenance database).
     static func administer(_ sql: String) async throws {
-        try await admin.get().query(PostgresQuery(unsafeSQL: sql))
+        try await adminClient().query(PostgresQuery(unsafeSQL: sql))
     }
 
     /// Drops a database made by ``create(poolSize:)``, closing any connection still open to it.
