@@ -1,6 +1,6 @@
 public import Foundation
 public import SyncKeys
-public import SyncTPM
+import SyncTPM
 
 extension StoreKeys {
     /// The shortest and the longest PIN of a TPM slot, in bytes of UTF-8 (NFC).

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// An advisory lock (`flock`) on the file `<database>.lock` beside a store.
 ///

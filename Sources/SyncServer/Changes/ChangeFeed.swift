@@ -1,4 +1,4 @@
-public import SyncSQL
+import SyncSQL
 import Synchronization
 
 /// A committed change of a storage's rows, as the storage announces it to the change streams of
