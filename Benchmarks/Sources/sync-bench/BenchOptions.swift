@@ -49,6 +49,8 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "With --fleet: users the streams and writes belong to.") var fleetUsers = 10
     @Option(help: "With --fleet: rows of the table the requests read and patch.") var fleetRows = 20_000
     @Option(help: "With --fleet: GETs and PATCHes timed without and with the streams.") var fleetSamples = 200
+    @Option(help: "With --fleet: rounds of timed requests, each timing its share without and with the streams, in turns.")
+    var fleetRounds = 4
     @Option(help: "With --fleet: streams a sync-server child process holds (0: skip).") var fleetHeldStreams = 10_000
     @Option(help: "With --fleet: the servers' keep-alive interval in seconds (default: the server's default, 15).")
     var fleetKeepAlive: Double?
@@ -66,9 +68,9 @@ struct BenchOptions: ParsableArguments {
             liveSamples > 0,
             (pageSize ?? 1) > 0, (serverPageSize ?? 1) > 0, clients > 0, requestsPerClient > 0, serverPullItems > 0
         else { throw ValidationError("counts must be positive") }
-        guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetHeldStreams >= 0 else {
-            throw ValidationError("fleet counts must be positive")
-        }
+        guard fleetStreams > 0, fleetWriters > 0, fleetUsers > 0, fleetRows > 0, fleetSamples > 0, fleetRounds > 0, fleetHeldStreams >= 0
+        else { throw ValidationError("fleet counts must be positive") }
+        guard fleetRounds <= fleetSamples else { throw ValidationError("--fleet-rounds must be at most --fleet-samples") }
         guard (fleetKeepAlive ?? 1) > 0, (fleetKeepAlive ?? 1) <= 3_600 else {
             throw ValidationError("--fleet-keep-alive must be more than 0 and at most 3600 seconds")
         }

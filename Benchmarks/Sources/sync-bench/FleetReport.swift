@@ -10,7 +10,8 @@ extension FleetWorkload {
         for target in report.targets {
             lines.append(
                 "\(target.target): \(target.streams) idle streams (a keep-alive every \(String(format: "%g", report.keepAliveSeconds)) s each), "
-                    + "a table of \(target.rows) rows")
+                    + "a table of \(target.rows) rows; \(target.get.alone.count) requests of each kind alone and "
+                    + "\(target.get.withStreams.count) with the streams, in \(report.rounds) rounds taking turns")
             for (name, comparison) in [("GET by id", target.get), ("PATCH", target.patch)] {
                 lines.append(
                     "  \(name): p50 \(ms(comparison.alone.p50)) → \(ms(comparison.withStreams.p50)) (\(ratio(comparison.medianRatio))), "
@@ -38,7 +39,7 @@ extension BenchOptions {
     func runFleet() async throws {
         var workload = FleetWorkload()
         (workload.streams, workload.writers, workload.users) = (fleetStreams, fleetWriters, fleetUsers)
-        (workload.rows, workload.samples, workload.heldStreams) = (fleetRows, fleetSamples, fleetHeldStreams)
+        (workload.rows, workload.samples, workload.rounds, workload.heldStreams) = (fleetRows, fleetSamples, fleetRounds, fleetHeldStreams)
         workload.postgresURL = postgresURL
         if let fleetKeepAlive { workload.keepAlive = .seconds(fleetKeepAlive) }
         let tool = fleetHeldStreams > 0 ? try BenchTools.locate("sync-server") : nil

@@ -56,11 +56,17 @@ final class FleetStreams: @unchecked Sendable {
     /// The events stream `index` received so far.
     func received(_ index: Int) -> [Event] { events.withLock { $0[index] } }
 
-    /// Stops reading and closes every stream.
+    /// Stops reading and closes every stream with a reset (`SO_LINGER` 0), as a device whose
+    /// connection is cut: the server notices at the stream's next keep-alive, where after a
+    /// graceful close its first keep-alive would still be accepted and only the next one fail.
     func close() {
         stopping.store(true, ordering: .relaxed)
         while thread != nil, !(thread?.isFinished ?? true) { usleep(1_000) }
-        for sender in senders { sender.close() }
+        var reset = linger(l_onoff: 1, l_linger: 0)
+        for sender in senders {
+            setsockopt(sender.descriptor, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+            sender.close()
+        }
         senders = []
     }
 

@@ -8,23 +8,27 @@ import SyncSQL
 import BenchProcesses
 import SyncWire
 
-/// The fleet workload (`sync-bench --fleet`): many devices hold an idle change stream of a
-/// per-user table (each device one of `users` users) while single requests are timed on a large
-/// shared table, on SQLite (one instance) and on PostgreSQL (two instances over one database);
-/// then `writers` devices write to the per-user table while the streams' events are timed; and a
-/// `sync-server` child process holds `heldStreams` streams, its memory measured.
+/// The fleet workload (`sync-bench --fleet`): single requests are timed on a large shared table
+/// without and with many devices holding an idle change stream of a per-user table (each device
+/// one of `users` users), in `rounds` interleaved rounds, on SQLite (one instance) and on
+/// PostgreSQL (two instances over one database); then `writers` devices write to the per-user
+/// table while the streams' events are timed; and a `sync-server` child process holds
+/// `heldStreams` streams, its memory measured.
 struct FleetWorkload {
     var streams = 1_000
     var writers = 50
     var users = 10
     var rows = 20_000
     var samples = 200
+    /// The rounds the timed requests are spread over: each round times its share of `samples`
+    /// without the streams and with them (see ``interleave(home:metrics:counters:)``).
+    var rounds = 4
     var writesPerWriter = 4
     var heldStreams = 10_000
     /// The servers' keep-alive interval (the server's default unless told).
     var keepAlive = ChangeStreamSettings().keepAliveInterval
-    /// How long the streams are left idle before the timed requests; at least one keep-alive
-    /// interval more, so that the storage queries are counted across keep-alive ticks.
+    /// How long the streams of each round are left idle before its timed requests; at least one
+    /// keep-alive interval more, so that the storage queries are counted across keep-alive ticks.
     var idleSeconds = 3.0
     var postgresURL: String?
 
@@ -50,15 +54,16 @@ struct FleetWorkload {
         var p99Ratio: Double { withStreams.p99 / max(alone.p99, 1e-9) }
     }
 
-    /// Median and 99th percentile, in milliseconds.
+    /// Median and 99th percentile, in milliseconds, of `count` samples.
     struct Percentiles: Codable {
         var p50: Double
         var p99: Double
+        var count: Int
 
         init(_ milliseconds: [Double]) {
             let sorted = milliseconds.sorted()
             func at(_ q: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * q + 0.5))] }
-            (p50, p99) = (at(0.5), at(0.99))
+            (p50, p99, count) = (at(0.5), at(0.99), sorted.count)
         }
     }
 
@@ -74,6 +79,8 @@ struct FleetWorkload {
     /// Every figure of a run.
     struct Report: Codable {
         var keepAliveSeconds: Double
+        /// The rounds the timed requests were spread over.
+        var rounds: Int
         var targets: [Result]
         var held: Held?
     }
@@ -90,12 +97,14 @@ struct FleetWorkload {
         targets.append(try await measure(title: "PostgreSQL, 2 instances", engine: .postgres))
         var held: Held?
         if let serverTool { held = try await onOwnThread { [self] in try hold(tool: serverTool, descriptorLimit: limit) } }
-        return Report(keepAliveSeconds: keepAlive.seconds, targets: targets, held: held)
+        return Report(keepAliveSeconds: keepAlive.seconds, rounds: rounds, targets: targets, held: held)
     }
 
     enum Engine { case sqlite, postgres }
 
-    /// Starts the engine's servers in this process, seeds them and measures.
+    /// Starts the engine's servers in this process, seeds them and measures. The first server,
+    /// where the streams open and the requests are timed, serves metrics: its open-streams gauge
+    /// says when it has let a round's streams go.
     private func measure(title: String, engine: Engine) async throws -> Result {
         progress("fleet: \(title)")
         var configuration = ServerConfiguration(
@@ -118,8 +127,13 @@ struct FleetWorkload {
         try await seed(storages[0])
         var servers: [RunningServer] = []
         do {
-            for storage in storages { servers.append(try await RunningServer.start(configuration, storage: storage)) }
-            let result = try await measure(title: title, servers.map(\.url), counters)
+            for storage in storages {
+                var own = configuration
+                if servers.isEmpty { own.metrics = ServerMetrics() }
+                servers.append(try await RunningServer.start(own, storage: storage))
+            }
+            guard let metrics = servers[0].metricsURL else { throw BenchError("the fleet's first server serves no metrics") }
+            let result = try await measure(title: title, servers.map(\.url), metrics: metrics, counters)
             for server in servers { await server.stop() }
             return result
         } catch {
@@ -129,28 +143,22 @@ struct FleetWorkload {
         }
     }
 
-    /// Times the requests on the first server without and with the streams (opened there),
-    /// counts the storage's statements while they are idle, and times the events of writes made
-    /// through the last server.
-    private func measure(title: String, _ urls: [URL], _ counters: [@Sendable () -> Int]) async throws -> Result {
-        let (home, writeThrough, streams, users) = (urls[0], urls[urls.count - 1], self.streams, self.users)
-        let alone = try await onOwnThread { [self] in try time(home) }
-        let fleet = try FleetStreams()
-        try await onOwnThread { try fleet.open(streams, server: home, tables: Self.scoped) { "user\($0 % users)" } }
-        fleet.startReading()
-        defer { fleet.close() }
-        let idleStart = counters.map { $0() }.reduce(0, +)
-        let idleClock = ContinuousClock.now
-        try await Task.sleep(for: max(.seconds(idleSeconds), keepAlive + .seconds(1)))
-        let idleQueries = Double(counters.map { $0() }.reduce(0, +) - idleStart) / ServerWorkloads.seconds(since: idleClock)
-        let withStreams = try await onOwnThread { [self] in try time(home) }
-        let (latencies, missed) = try await fanOut(fleet, through: writeThrough)
+    /// Times the requests on the first server without and with the streams (opened there) in
+    /// interleaved rounds, counts the storage's statements while the streams are idle, and times
+    /// the events of writes made through the last server to streams opened for them.
+    private func measure(title: String, _ urls: [URL], metrics: URL, _ counters: [@Sendable () -> Int]) async throws -> Result {
+        let (home, writeThrough) = (urls[0], urls[urls.count - 1])
+        let timed = try await interleave(home: home, metrics: metrics, counters: counters)
+        let (latencies, missed, failed) = try await withStreams(on: home, metrics: metrics) { fleet in
+            let (latencies, missed) = try await fanOut(fleet, through: writeThrough)
+            return (latencies, missed, fleet.failed)
+        }
         return Result(
             target: title, streams: streams, rows: rows,
-            get: Comparison(alone: alone.get, withStreams: withStreams.get),
-            patch: Comparison(alone: alone.patch, withStreams: withStreams.patch),
-            idleQueriesPerSecond: idleQueries, eventLatency: Percentiles(latencies), events: latencies.count, missedEvents: missed,
-            failedStreams: fleet.failed)
+            get: Comparison(alone: Percentiles(timed.alone.gets), withStreams: Percentiles(timed.withStreams.gets)),
+            patch: Comparison(alone: Percentiles(timed.alone.patches), withStreams: Percentiles(timed.withStreams.patches)),
+            idleQueriesPerSecond: Double(timed.idleStatements) / max(timed.idleSeconds, 1e-9), eventLatency: Percentiles(latencies),
+            events: latencies.count, missedEvents: missed, failedStreams: timed.failedStreams + failed)
     }
 
     /// Writes `rows` items of the shared table and one item per user of the per-user table.
@@ -173,27 +181,6 @@ struct FleetWorkload {
             _ = try await storage.ensureColumns(Self.scoped, scope: .owner("user\(user)"), ["text": .text])
             _ = try await storage.insert(table: Self.scoped, scope: .owner("user\(user)"), item: ["id": "first", "text": "first"])
         }
-    }
-
-    /// `samples` GETs by id and `samples` PATCHes of the shared table, one at a time, in ms.
-    private func time(_ server: URL) throws -> (get: Percentiles, patch: Percentiles) {
-        var sender = try BareSender(server: server)
-        defer { sender.close() }
-        var gets: [Double] = []
-        var patches: [Double] = []
-        for sample in 0..<samples {
-            let id = "r\((sample * 7_919) % rows)"
-            let get = sender.request("GET", "/tables/\(Self.table)/\(id)", headers: Self.device)
-            var start = ContinuousClock.now
-            guard try sender.send(get) == 200 else { throw BenchError("GET \(id) failed") }
-            gets.append(ServerWorkloads.seconds(since: start) * 1000)
-            let patch = sender.request(
-                "PATCH", "/tables/\(Self.table)/\(id)", body: Array(#"{"text":"patched \#(sample)"}"#.utf8), headers: Self.device)
-            start = ContinuousClock.now
-            guard try sender.send(patch) == 200 else { throw BenchError("PATCH \(id) failed") }
-            patches.append(ServerWorkloads.seconds(since: start) * 1000)
-        }
-        return (Percentiles(gets), Percentiles(patches))
     }
 
     /// `writers` devices write `writesPerWriter` items each, at once, to the per-user table (writer
@@ -302,7 +289,8 @@ struct FleetWorkload {
             delivered: delivered, descriptorLimit: descriptorLimit)
     }
 
-    private func progress(_ text: String) {
+    /// A progress line on standard error.
+    func progress(_ text: String) {
         FileHandle.standardError.write(Data("sync-bench: \(text)\n".utf8))
     }
 }

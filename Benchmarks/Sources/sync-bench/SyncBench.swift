@@ -26,8 +26,9 @@ struct SyncBench: AsyncParsableCommand {
             content sent and fetched from a bare socket), and sync-keys rotate of a store before
             and after --attachment-store-megabytes MB of attachments were added.
             --fleet: the fleet goals instead: idle change streams beside timed GETs and PATCHes on
-            SQLite (1 instance) and PostgreSQL (2 instances), their storage queries, write → event
-            latency, and a sync-server child holding many streams.
+            SQLite (1 instance) and PostgreSQL (2 instances), timed without and with the streams in
+            --fleet-rounds rounds taking turns; their storage queries, write → event latency, and a
+            sync-server child holding many streams.
             sync-bench diagnose WORKLOAD…: the workloads one by one (sync-bench diagnose --help).
             Each client workload runs in a child process of its own, so its peak memory is its own.
             The encrypted store has a raw 256-bit key: key derivation is measured on its own.
