@@ -33,10 +33,13 @@ let package = Package(
     targets: [
         // The root package's process helpers of its test support (links to its sources).
         .target(name: "BenchProcesses"),
+        // sys/epoll.h, which Glibc's Swift module leaves out (the fleet's stream reader).
+        .target(name: "CEpoll"),
         .executableTarget(
             name: "sync-bench",
             dependencies: [
                 "BenchProcesses",
+                "CEpoll",
                 .product(name: "CipherSync", package: root),
                 .product(name: "SyncServer", package: root),
                 .product(name: "Logging", package: "swift-log"),
