@@ -9,23 +9,25 @@ import Synchronization
 /// Databases for tests in the process's PostgreSQL (``PostgresCluster``): each test gets a new,
 /// empty database, dropped afterwards, made through one administrative client.
 enum PostgresTestDatabases {
-    /// The administrative client of the process, made by the first caller (its background task
-    /// runs until the process ends).
-    private static let admin = Mutex<Task<PostgresClient, any Error>?>(nil)
+    /// The process's cluster and its administrative client, made by the first caller (the
+    /// client's background task runs until the process ends).
+    private static let admin = Mutex<Task<(cluster: PostgresCluster, client: PostgresClient), any Error>?>(nil)
 
-    /// The administrative client, once the process's cluster has started. The cluster's start
-    /// (`initdb`, `pg_ctl`: seconds, more on a busy machine) blocks a thread of its own, never one
-    /// of the cooperative pool, where every test waiting for it would stall the whole suite.
-    private static func adminClient() async throws -> PostgresClient {
+    /// The process's cluster (``PostgresCluster/shared()``) and the administrative client, once
+    /// the cluster has started. The start (`initdb`, `pg_ctl`: seconds, more on a busy machine)
+    /// blocks a thread of its own, never one of the cooperative pool, where every test waiting for
+    /// it would stall the whole suite.
+    private static func administration() async throws -> (cluster: PostgresCluster, client: PostgresClient) {
         let made = admin.withLock { task in
             if let task { return task }
             let started = Task {
-                let shared = try await cluster()
+                let cluster = try await onOwnThread { try PostgresCluster.shared() }
                 let configuration = PostgresClient.Configuration(
-                    host: shared.host, port: shared.port, username: shared.user, password: password, database: shared.database, tls: .disable)
+                    host: cluster.host, port: cluster.port, username: cluster.user, password: password, database: cluster.database,
+                    tls: .disable)
                 let client = PostgresClient(configuration: configuration, backgroundLogger: .quiet)
                 Task.detached { await client.run() }
-                return client
+                return (cluster: cluster, client: client)
             }
             task = started
             return started
@@ -33,20 +35,15 @@ enum PostgresTestDatabases {
         return try await made.value
     }
 
-    /// The process's cluster (``PostgresCluster/shared()``), waited for on a thread of its own.
-    static func cluster() async throws -> PostgresCluster {
-        try await onOwnThread { try PostgresCluster.shared() }
-    }
-
     /// The password of a server named by `CIPHERSYNC_PGTEST_URL` (`PGPASSWORD`), if any.
     static var password: String? { ProcessInfo.processInfo.environment["PGPASSWORD"] }
 
     /// Creates a new database and returns the settings that reach it.
     static func create(poolSize: Int = 5) async throws -> PostgresSettings {
-        let client = try await adminClient()
+        let (cluster, client) = try await administration()
         let name = "ciphersync_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(SQLIdentifier.quote(name))"))
-        var settings = try PostgresSettings(url: try await cluster().url(database: name), password: password, poolSize: poolSize)
+        var settings = try PostgresSettings(url: cluster.url(database: name), password: password, poolSize: poolSize)
         // The whole suite runs its tests side by side on two cores, where a statement can wait
         // longer than a deployment's 5 s bound for a turn of the cooperative pool; the bound itself
         // is tested by the outage tests, which set their own.
@@ -56,7 +53,7 @@ enum PostgresTestDatabases {
 
     /// Runs a statement as the administrator (in the maintenance database).
     static func administer(_ sql: String) async throws {
-        try await adminClient().query(PostgresQuery(unsafeSQL: sql))
+        try await administration().client.query(PostgresQuery(unsafeSQL: sql))
     }
 
     /// Drops a database made by ``create(poolSize:)``, closing any connection still open to it.
