@@ -1,3 +1,4 @@
+import Foundation
 public import SyncKeys
 public import SyncSQLite
 
@@ -128,7 +129,7 @@ extension StoreError {
         case KeyError.wrongPassphrase: self.init(.wrongPassphrase, underlying: error)
         case KeyError.keyMaterialMissing: self.init(.keyMaterialMissing, underlying: error)
         case KeyError.emptyPassphrase, KeyError.passphraseTooLong: self.init(.invalidPassphrase, reason: error.description, underlying: error)
-        case KeyError.writeFailed: self.init(.fileSystem, reason: "Cannot write the key file: \(error.reason ?? "no detail")", underlying: error)
+        case KeyError.writeFailed: self = .keyFileNotWritten(error, path: nil)
         case KeyError.wrongPIN: self.init(.wrongPIN, reason: error.description, underlying: error)
         case KeyError.tpmLockedOut: self.init(.tpmLockedOut, reason: error.description, underlying: error)
         case KeyError.tpmKeyMissing, KeyError.tpmPolicyRefused, KeyError.tpmFailure:
@@ -136,6 +137,29 @@ extension StoreError {
         case KeyError.slotMissing: self.init(.slotMissing, reason: error.description, underlying: error)
         case KeyError.shredded: self.init(.shredded, reason: error.description, underlying: error)
         default: self.init(.keyMaterialCorrupt, reason: error.description, underlying: error)
+        }
+    }
+
+    /// The store error for a key file that could not be written: ``diskFull`` when the disk is full
+    /// (or the user's quota is used up), ``ioError`` for an I/O error, ``fileSystem`` otherwise.
+    ///
+    /// - Parameters:
+    ///   - error: The key error (``KeyError/writeFailed``), kept as ``underlyingError``.
+    ///   - path: The key file, when the caller knows it.
+    package static func keyFileNotWritten(_ error: KeyError, path: String?) -> StoreError {
+        let file = path.map { "the key file \($0)" } ?? "the key file"
+        let detail = error.reason ?? "no detail"
+        switch error.errorNumber {
+        case let code? where StoreFiles.isOutOfSpace(code):
+            return StoreError(
+                .diskFull, reason: "Disk full: cannot write \(file) (\(detail)). Free some disk space, then run the command again.",
+                underlying: error)
+        case EIO?:
+            return StoreError(
+                .ioError, reason: "A disk I/O error occurred while writing \(file); the disk may be failing. Check it, then run the command again.",
+                underlying: error)
+        default:
+            return StoreError(.fileSystem, reason: "Cannot write \(file): \(detail).", underlying: error)
         }
     }
 

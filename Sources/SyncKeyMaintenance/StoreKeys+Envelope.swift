@@ -39,9 +39,7 @@ extension StoreKeys {
         do throws(KeyError) {
             try envelope.write(to: url)
         } catch {
-            if error == .writeFailed {
-                throw StoreError.fileSystem("Cannot write the key file \(url.path): \(error.reason ?? "no detail").")
-            }
+            if error == .writeFailed { throw StoreError.keyFileNotWritten(error, path: url.path) }
             throw StoreError(error)
         }
     }

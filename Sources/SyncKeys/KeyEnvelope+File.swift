@@ -65,7 +65,7 @@ extension KeyEnvelope {
         let directory = url.deletingLastPathComponent().path
         let temporary = url.path + ".tmp-\(UUID().uuidString.prefix(8))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .writeFailed(String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .writeFailed(errorNumber: errno) }
         // The error number of the step that failed, read right after it (a later call may change `errno`).
         var failure: Int32? = data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return nil }
@@ -85,7 +85,7 @@ extension KeyEnvelope {
         if failure == nil, rename(temporary, url.path) != 0 { failure = errno }
         if let failure {
             unlink(temporary)
-            throw .writeFailed(String(cString: strerror(failure)))
+            throw .writeFailed(errorNumber: failure)
         }
         let dirFD = open(directory, O_RDONLY | O_CLOEXEC)
         if dirFD >= 0 {

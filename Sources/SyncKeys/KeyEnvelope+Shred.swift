@@ -66,16 +66,18 @@ public struct ShreddedEnvelope: Sendable, Equatable, Codable {
     /// - Throws: ``KeyError/writeFailed(_:)``.
     public func overwrite(inPlace url: URL) throws(KeyError) {
         let fd = open(url.path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .writeFailed(String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .writeFailed(errorNumber: errno) }
         defer { _ = close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .writeFailed(String(cString: strerror(errno))) }
+        guard fstat(fd, &info) == 0 else { throw .writeFailed(errorNumber: errno) }
         var data = try json()
         let length = max(Int(info.st_size), data.count + 1)
         data.append(contentsOf: [UInt8](repeating: UInt8(ascii: " "), count: length - data.count - 1))
         data.append(0x0A)
         let written = data.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == data.count, fsync(fd) == 0 else { throw .writeFailed(String(cString: strerror(errno))) }
+        // A short write ran out of room beyond the file's old length: the disk is full.
+        guard written == data.count else { throw .writeFailed(errorNumber: written < 0 ? errno : ENOSPC) }
+        guard fsync(fd) == 0 else { throw .writeFailed(errorNumber: errno) }
     }
 
     /// Replaces the file at `url` with this value atomically (as ``KeyEnvelope/write(to:)``).

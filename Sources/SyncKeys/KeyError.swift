@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error of key derivation, wrapping or the key envelope.
 ///
 /// A struct around a private code, so that kinds can be added later without breaking callers.
@@ -23,10 +25,14 @@ public struct KeyError: Error, Sendable, CustomStringConvertible {
     /// The detail of this occurrence, when its kind has one: what is wrong with the envelope, the
     /// version or key length met, the operation that failed, the slot's id. Never key material.
     public let reason: String?
+    /// The system's error number of a failed file operation (``writeFailed``), so that a store
+    /// can tell a full disk or an I/O error from another failure.
+    package let errorNumber: Int32?
 
-    init(_ code: Code, reason: String? = nil) {
+    init(_ code: Code, reason: String? = nil, errorNumber: Int32? = nil) {
         self.code = code
         self.reason = reason
+        self.errorNumber = errorNumber
     }
 
     /// A sentence for a person; it never holds key material.
@@ -119,6 +125,10 @@ extension KeyError {
     ///
     /// - Parameter reason: Why.
     public static func writeFailed(_ reason: String) -> KeyError { KeyError(.writeFailed, reason: reason) }
+    /// Writing the envelope failed with the system's error number `code` (its `strerror` text is the reason).
+    package static func writeFailed(errorNumber code: Int32) -> KeyError {
+        KeyError(.writeFailed, reason: String(cString: strerror(code)), errorNumber: code)
+    }
     /// The envelope has no slot with this id.
     ///
     /// - Parameter id: The slot's id.

@@ -6,10 +6,11 @@ import Testing
 
 @testable import SyncKeyMaintenance
 
-/// An I/O error of a key change (or of its recovery when a store opens) on a nearly full disk is
-/// the full disk it is, not a failing disk. Found by the chaos suite (seed 10124): a data-key
-/// rotation, and the reopenings after it, reported "the disk may be failing" while the store's
-/// disk was full with 16 KiB left.
+/// A key change on a full disk reports the full disk it is: not a failing disk, not another
+/// failure of the file system. Found by the chaos suite: a data-key rotation, and the reopenings
+/// after it, reported "the disk may be failing" while the store's disk was full with 16 KiB left
+/// (SQLite seed 10124); a passphrase change reported `fileSystem` with "No space left on device"
+/// (PostgreSQL seed 60033).
 @Suite struct ReencryptionDiskErrorTests {
     @Test func anIOErrorOnANearlyFullDiskIsDiskFull() throws {
         let disk = try SmallDisk(bytes: 4 << 20)
@@ -21,5 +22,38 @@ import Testing
         disk.removeFiller()
         let roomy = Reencryption.mapped(SQLiteError(code: .ioError, message: "disk I/O error"), database: database)
         #expect((roomy as? StoreError) == .ioError, "\(roomy)")
+    }
+
+    @Test func aKeyFileThatDoesNotFitOnTheDiskIsDiskFullAndLeavesTheOldOne() throws {
+        let disk = try SmallDisk(bytes: 4 << 20)
+        defer { disk.unmount() }
+        let database = disk.url.appendingPathComponent("todos.db")
+        let envelopeURL = KeyEnvelope.url(forDatabase: database)
+        let (old, new) = (SecretBytes(Array("old passphrase".utf8)), SecretBytes(Array("new passphrase".utf8)))
+        let (envelope, _) = try KeyEnvelope.create(passphrase: old, profile: .insecureTest, allowInsecureProfile: true)
+        try StoreKeys.write(envelope, forDatabase: database)
+        let before = try Data(contentsOf: envelopeURL)
+        try disk.fill(leaving: 0)
+
+        #expect(throws: StoreError.diskFull) {
+            try StoreKeys.changePassphrase(forDatabase: database, from: old, to: new, allowInsecureProfile: true)
+        }
+        do {
+            try StoreKeys.write(envelope, forDatabase: database)
+            Issue.record("the key file was written on a full disk")
+        } catch let error as StoreError {
+            #expect(error == .diskFull)
+            #expect(error.description.contains(envelopeURL.path), "\(error)")
+            #expect((error.underlyingError as? KeyError)?.errorNumber == ENOSPC)
+        }
+        #expect(try Data(contentsOf: envelopeURL) == before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: disk.url.path)
+        #expect(!left.contains { $0.contains(".tmp-") }, "a temporary key file was left: \(left)")
+
+        disk.removeFiller()
+        try StoreKeys.changePassphrase(forDatabase: database, from: old, to: new, allowInsecureProfile: true)
+        #expect(throws: StoreError.wrongPassphrase) {
+            try StoreKeys.changePassphrase(forDatabase: database, from: old, to: new, allowInsecureProfile: true)
+        }
     }
 }

@@ -47,6 +47,10 @@ import Testing
             (.weakKeyDerivation("N too small"), .keyMaterialCorrupt),
             (.unwrapFailed, .keyMaterialCorrupt),
             (.writeFailed("No space left on device"), .fileSystem),
+            (.writeFailed(errorNumber: ENOSPC), .diskFull),
+            (.writeFailed(errorNumber: EDQUOT), .diskFull),
+            (.writeFailed(errorNumber: EIO), .ioError),
+            (.writeFailed(errorNumber: EACCES), .fileSystem),
         ]
         for (keyError, kind) in cases {
             let error = StoreError(keyError)
