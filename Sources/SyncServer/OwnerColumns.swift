@@ -116,9 +116,13 @@ struct OwnerColumns: Sendable {
         let query = QueryDescription(table: Self.table, filter: .binary(.eq, .member(Self.tableColumn), .literal(.string(key))))
         var names: [ColumnKey: String] = [:]
         var marked = false
-        for row in try await storage.select(query, scope: scope, extraFilter: nil) {
-            guard case .string(let name)? = row[Self.nameColumn] else { continue }
-            if row[SystemProperty.id]?.stringValue == key { marked = true } else { names[ColumnKey(name)] = name }
+        // A records table without its columns (left so by a server killed while it created it)
+        // holds no record: the first record adds them.
+        if try await hasRecordColumns() {
+            for row in try await storage.select(query, scope: scope, extraFilter: nil) {
+                guard case .string(let name)? = row[Self.nameColumn] else { continue }
+                if row[SystemProperty.id]?.stringValue == key { marked = true } else { names[ColumnKey(name)] = name }
+            }
         }
         if !marked, let schema {
             for name in try await columnsHoldingValues(schema, owner: owner) where names[ColumnKey(name)] == nil {
@@ -139,6 +143,12 @@ struct OwnerColumns: Sendable {
         let key = ColumnKey(table).folded
         for name in new { try await insert(owner: owner, key: key, name: name) }
         return try await self.view(of: table, scope: scope)
+    }
+
+    /// Whether the records table exists with its columns.
+    private func hasRecordColumns() async throws -> Bool {
+        guard let records = try await storage.schema(of: Self.table) else { return false }
+        return records.columns[Self.tableColumn] != nil && records.columns[Self.nameColumn] != nil
     }
 
     /// The item properties of `schema` that hold a value in some row of `owner`.

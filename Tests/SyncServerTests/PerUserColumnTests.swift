@@ -182,4 +182,36 @@ import Testing
             #expect(bobs[Self.secret] == "flu" && bobs["text"] == nil && bobs["done"] == nil, "\(bobs)")
         }
     }
+
+    /// The table of the names each owner wrote, as a server killed between creating it and adding
+    /// its columns left it (found by the chaos suite: every request to a per-user table was then
+    /// refused with "unknown column 'table'"): requests are answered, and the first write adds the
+    /// columns.
+    @Test(arguments: StorageFactory.all)
+    func aNamesTableLeftWithoutItsColumnsIsMendedNotRefused(_ factory: StorageFactory) async throws {
+        let damaged = StorageFactory(description: factory.description, maximumInstances: 1) {
+            let database = try await factory.makeDatabase()
+            return TestDatabase(
+                open: { observer in
+                    let storage = try await database.open(observer)
+                    let records = try await storage.ensureColumns("__ciphersync_columns", scope: .owner("carol"), [:])
+                    try #require(records.columns["table"] == nil, "the names table starts without its columns")
+                    return storage
+                },
+                remove: database.remove)
+        }
+        try await TestServer.run(Self.configuration, storage: damaged) { server in
+            let alice = PerUserTableTests.headers("alice")
+            let before = try await server.send(.get, "/tables/notes", headers: alice)
+            #expect(before.status == .ok, "\(before.status): \(String(decoding: before.body, as: UTF8.self))")
+            _ = try await Self.seed(server)
+            let list = try await server.send(.get, "/tables/notes", headers: alice)
+            #expect(list.status == .ok)
+            #expect(list.array.map { $0["id"] } == ["a"] && !Self.leaks(list), "\(String(decoding: list.body, as: UTF8.self))")
+            let bobs = try await server.send(.get, "/tables/notes/b1", headers: PerUserTableTests.headers("bob")).object
+            #expect(bobs[Self.secret] == "flu" && bobs["Mood"] == "sad", "\(bobs)")
+            let refused = try await server.send(.get, "/tables/notes?$filter=Mood%20eq%20'sad'", headers: alice)
+            #expect(refused.status == .badRequest && refused.errorMessage == "unknown column 'Mood'", "\(refused.status)")
+        }
+    }
 }

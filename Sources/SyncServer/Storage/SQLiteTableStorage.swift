@@ -302,23 +302,37 @@ public actor SQLiteTableStorage: TableStorage {
     }
 
     /// Creates the table if it is new and adds the columns it lacks; runs alone.
+    /// Creates the table if it is new and adds the columns it lacks, all under one savepoint: a
+    /// statement that fails, or a crash, never leaves a table with only some of its columns (a
+    /// query naming one of the others would be refused as naming an unknown column).
     private func changeSchema(_ table: String, scope: RowScope, _ columns: [String: ColumnType]) throws -> TableSchema {
         let key = ColumnKey(table)
-        if schemas[key] == nil {
-            for statement in Self.createTable(table, isPerUser: scope.owner != nil, columns: []) {
-                try connection.run(statement.sql)
+        try connection.run("SAVEPOINT change_schema")
+        do {
+            var schema: TableSchema
+            if let existing = schemas[key] {
+                schema = existing
+            } else {
+                for statement in Self.createTable(table, isPerUser: scope.owner != nil, columns: []) {
+                    try connection.run(statement.sql)
+                }
+                schema = try readSchema(table)
             }
-            schemas[key] = try readSchema(table)
+            try schema.check(scope)
+            for (name, type) in schema.missingColumns(columns) {
+                let sql: SQLFragment =
+                    "ALTER TABLE \(identifier: schema.name) ADD COLUMN \(identifier: name) \(inline: SQLFragment(raw: type.rawValue))"
+                try connection.run(sql.statement(in: .sqlite).sql)
+                schema.columns[name] = type
+            }
+            try connection.run("RELEASE change_schema")
+            schemas[key] = schema
+            return schema
+        } catch {
+            _ = try? connection.run("ROLLBACK TO change_schema")
+            _ = try? connection.run("RELEASE change_schema")
+            throw error
         }
-        guard var schema = schemas[key] else { throw TableStorageError.scopeMismatch(table: table) }
-        try schema.check(scope)
-        for (name, type) in schema.missingColumns(columns) {
-            let sql: SQLFragment = "ALTER TABLE \(identifier: schema.name) ADD COLUMN \(identifier: name) \(inline: SQLFragment(raw: type.rawValue))"
-            try connection.run(sql.statement(in: .sqlite).sql)
-            schema.columns[name] = type
-        }
-        schemas[key] = schema
-        return schema
     }
 
     /// The statements that create a table and its `updatedAt` index: the system columns (the

@@ -125,7 +125,10 @@ def serial(options, binaries):
             started = time.monotonic()
             run = Run(seed, shape, binaries, directory, cluster)
             run.phases["setup"] = round(time.monotonic() - started, 2)
-            divergences, stats = run.execute()
+            try:
+                divergences, stats = run.execute()
+            except Exception as error:  # the run could not be checked (its actors are stopped): a divergence
+                divergences, stats = [f"the run could not be checked: {error}"], Counter({"settle rounds": 0})
             elapsed = time.monotonic() - started
             for key, value in stats.items():
                 totals[key] += value

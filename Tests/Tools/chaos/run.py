@@ -224,7 +224,8 @@ class Run:
         except urllib.error.HTTPError as error:
             if error.code == 404:
                 return []  # the table was never written
-            raise
+            raise RuntimeError(f"the server answered {user}'s read of its rows {error.code}: "
+                               f"{error.read().decode(errors='replace')[:300]}") from error
         return body if isinstance(body, list) else body.get("results", body.get("items", []))
 
     def settle(self):
