@@ -21,15 +21,22 @@ enum PendingOperationQueue {
         return try writer.lookup(table: table, id: id) ?? item
     }
 
-    /// Records a local update: stores the item (creating the row if it is unknown locally) and
-    /// queues an update, or folds into the pending insert or update of the item.
+    /// Records a local update: stores the item and queues an update, or folds into the pending
+    /// insert or update of the item. The item's system properties that are `null` keep their
+    /// stored values (``withoutUnknownSystemValues(_:)``); an item the local table does not have
+    /// is stored only when it carries a `version` (the update then goes over that version).
+    /// - Throws: ``SyncError/itemNotFound`` for an item that is not in the local table and has
+    ///   no version; ``SyncError/pendingDelete``.
     static func update(_ item: JSONObject, id: String, table: String, in writer: any SyncRecordsWriter) throws {
-        let id = try storedSpelling(of: id, table: table, in: writer)
+        let stored = try writer.lookup(table: table, id: id)
+        let id = stored?[SystemProperty.id]?.stringValue ?? id
+        let item = withoutUnknownSystemValues(item)
         let existing = try writer.operation(table: table, itemId: id)
         let action = CondenseAction.condense(
             existing: existing?.kind, existingState: existing?.state ?? .pending, new: .update)
         switch (action, existing) {
         case (.add, _):
+            guard stored != nil || hasVersion(item) else { throw SyncError.notInLocalTable }
             try writer.upsert(table: table, items: [item], ignoreMissingColumns: false)
             _ = try writer.addOperation(kind: .update, table: table, itemId: id, item: nil)
         case (.keep, var operation?):
@@ -42,18 +49,25 @@ enum PendingOperationQueue {
 
     /// Records a local delete: removes the row and queues a delete carrying the item (its
     /// version rides in `If-Match`), or cancels a pending insert that cannot be on the server.
+    /// The delete carries the stored row overlaid with the caller's values (its `null` system
+    /// properties left out); an item the local table does not have is deleted only when the
+    /// caller's item carries a `version`.
+    /// - Throws: ``SyncError/itemNotFound`` for an item that is not in the local table and has
+    ///   no version; ``SyncError/operationNotAllowed``; ``SyncError/pendingDelete``.
     static func delete(_ item: JSONObject, id: String, table: String, in writer: any SyncRecordsWriter) throws {
-        let id = try storedSpelling(of: id, table: table, in: writer)
+        let stored = try writer.lookup(table: table, id: id)
+        let id = stored?[SystemProperty.id]?.stringValue ?? id
         let existing = try writer.operation(table: table, itemId: id)
         let action = CondenseAction.condense(
             existing: existing?.kind, existingState: existing?.state ?? .pending, new: .delete)
         // The operation keeps the stored row (it has the server's version), overlaid with the
         // caller's values.
-        var kept = try writer.lookup(table: table, id: id) ?? [:]
-        kept.merge(item) { _, new in new }
+        var kept = stored ?? [:]
+        kept.merge(withoutUnknownSystemValues(item)) { _, new in new }
         kept[SystemProperty.id] = .string(id)
         switch (action, existing) {
         case (.add, _):
+            guard stored != nil || hasVersion(kept) else { throw SyncError.notInLocalTable }
             try writer.delete(table: table, ids: [id])
             _ = try writer.addOperation(kind: .delete, table: table, itemId: id, item: kept)
         case (.cancelBoth, let operation?):
@@ -73,10 +87,20 @@ enum PendingOperationQueue {
         }
     }
 
-    /// The id as the local table spells it (ids match whatever their ASCII case, and the
-    /// spelling first written is kept), or `id` itself for an item the table does not have.
-    private static func storedSpelling(of id: String, table: String, in reader: any SyncRecordsReader) throws -> String {
-        try reader.lookup(table: table, id: id)?[SystemProperty.id]?.stringValue ?? id
+    /// The item without the system properties it holds as `null` (`version`, `createdAt`,
+    /// `updatedAt`, `deleted`, any case): a copy read before the server's answer was stored has
+    /// them `null`, and writing it back must not erase the version the answer brought (the next
+    /// update would go without `If-Match`, over whatever the server holds).
+    static func withoutUnknownSystemValues(_ item: JSONObject) -> JSONObject {
+        var item = item
+        for (name, value) in item where value.isNull && SystemProperty.all.contains(where: { ASCIICase.equal($0, name) }) {
+            item[name] = nil
+        }
+        return item
+    }
+
+    private static func hasVersion(_ item: JSONObject) -> Bool {
+        item[SystemProperty.version]?.stringValue != nil
     }
 
     /// Marks an operation changed: bumps its version (so a push in flight will not remove it or

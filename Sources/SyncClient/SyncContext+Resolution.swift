@@ -107,13 +107,14 @@ extension SyncContext {
     }
 
     /// A resolution item must be a non-empty item of the same id (an id-less item gets the
-    /// error's id; ids match whatever their ASCII case).
+    /// error's id; ids match whatever their ASCII case); its `null` system properties keep the
+    /// stored values.
     private static func resolutionItem(_ item: JSONObject, itemId: String) throws -> JSONObject {
         guard !item.isEmpty else { throw SyncError(.invalidItem, reason: "A resolution needs an item.") }
         if let value = item[SystemProperty.id], value.stringValue.map(ItemID.key) != ItemID.key(itemId) {
             throw SyncError(.invalidItem, reason: "The item's id is not the failed operation's item id.")
         }
-        var item = item
+        var item = PendingOperationQueue.withoutUnknownSystemValues(item)
         item[SystemProperty.id] = .string(itemId)
         return item
     }

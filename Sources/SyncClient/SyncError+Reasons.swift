@@ -37,6 +37,13 @@ extension SyncError {
         SyncError(.transportFailed, reason: "No answer from the server.", underlying: cause)
     }
 
+    /// An update or delete of an item the local table does not have, without a version.
+    static let notInLocalTable = SyncError(
+        .itemNotFound,
+        reason:
+            "The item is not in the local table and has no version: pull it first (or insert it), so that the change goes over a version the server can check."
+    )
+
     /// A push that the server answered 401.
     static let pushRefusedSignIn = SyncError(.pushAbortedByAuthentication, reason: "The server asked for authentication.", statusCode: 401)
 

@@ -20,7 +20,7 @@ public import SyncWire
 public struct SyncError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable, Hashable {
         // local validation
-        case invalidURL, invalidTableName, invalidItem, invalidItemID, operationNotAllowed, itemAlreadyExists
+        case invalidURL, invalidTableName, invalidItem, invalidItemID, operationNotAllowed, itemAlreadyExists, itemNotFound
         case invalidQuery, invalidQueryID, invalidPullQuery, invalidPurgeQuery, invalidSetting
         // push
         case pushCompletedWithErrors, pushAbortedByNetwork, pushAbortedByAuthentication
@@ -156,6 +156,10 @@ extension SyncError {
     public static let operationNotAllowed = SyncError(.operationNotAllowed)
     /// An insert of an id that already exists in the local table.
     public static let itemAlreadyExists = SyncError(.itemAlreadyExists)
+    /// An update or delete of an id that is not in the local table, with no `version` in the
+    /// item: it would change the server's item without knowing which version it changes
+    /// (pull the item first, or insert it).
+    public static let itemNotFound = SyncError(.itemNotFound)
     /// The local store cannot evaluate the query (unknown column, unsupported expression).
     public static let invalidQuery = SyncError(.invalidQuery)
     /// The query id is empty, longer than 255 characters, or contains `|` or control characters.

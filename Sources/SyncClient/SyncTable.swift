@@ -27,20 +27,24 @@ public struct SyncTable: Sendable {
         try await context.insert(item, table: name)
     }
 
-    /// Updates an item locally (creating the row if unknown) and queues an update, or folds into
-    /// the item's pending insert or update.
+    /// Updates an item locally and queues an update, or folds into the item's pending insert or
+    /// update. The update goes over the stored row's version (`If-Match`): system properties that
+    /// are `null` in `item` keep their stored values, and a non-null `version` in `item` is taken.
     /// - Throws: ``SyncError/invalidItemID`` (missing or invalid id),
-    ///   ``SyncError/operationNotAllowed`` (a delete is pending), ``SyncError/localStoreFailed``.
+    ///   ``SyncError/itemNotFound`` (the local table does not have the id and `item` has no
+    ///   `version`), ``SyncError/operationNotAllowed`` (a delete is pending),
+    ///   ``SyncError/localStoreFailed``. Nothing changes when it throws.
     public func update(_ item: JSONObject) async throws {
         try await context.update(item, table: name)
     }
 
-    /// Deletes an item locally and queues a delete that carries the item (its version rides in
-    /// `If-Match`). A pending insert that cannot be on the server (never sent, or clearly
+    /// Deletes an item locally and queues a delete that carries the stored row overlaid with
+    /// `item`'s values (`null` system properties left out; its version rides in `If-Match`). A pending insert that cannot be on the server (never sent, or clearly
     /// refused) is cancelled instead, and nothing is sent. The item's attachments are deleted
     /// locally in the same transaction (the server deletes them with the item).
-    /// - Throws: ``SyncError/invalidItemID``, ``SyncError/operationNotAllowed`` (a delete is
-    ///   already pending, or the item's insert may already be on the server — it was sent and got
+    /// - Throws: ``SyncError/invalidItemID``, ``SyncError/itemNotFound`` (the local table does
+    ///   not have the id and `item` has no `version`), ``SyncError/operationNotAllowed`` (a delete
+    ///   is already pending, or the item's insert may already be on the server — it was sent and got
     ///   no answer, a 408 or a 5xx: push first, or discard the insert), ``SyncError/localStoreFailed``.
     public func delete(_ item: JSONObject) async throws {
         try await context.deleteWithAttachments(item, table: name)

@@ -100,7 +100,7 @@ import Testing
     func insertAfterAPendingUpdateFails(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             let table = try f.table()
-            try await table.update(todo("test1", "edited"))
+            try await table.update(todo("test1", "edited", version: "1"))  // an item pulled before
             await #expect(throws: SyncError.operationNotAllowed) { try await table.insert(todo("test1", "new")) }
             let operations = try await f.operations()
             #expect(operations.map(\.kind) == [.update])
@@ -148,7 +148,7 @@ import Testing
     func nothingMayFollowAPendingDelete(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             let table = try f.table()
-            try await table.update(todo("test1", "one"))
+            try await table.update(todo("test1", "one", version: "1"))  // an item pulled before
             try await table.delete(id: "test1")
             await #expect(throws: SyncError.operationNotAllowed) { try await table.insert(todo("test1", "a")) }
             await #expect(throws: SyncError.operationNotAllowed) { try await table.update(todo("test1", "b")) }
@@ -183,7 +183,7 @@ import Testing
     func collapsingDeletesTheStoredErrors(kind: StoreKind) async throws {
         try await withClient(kind) { f in
             let table = try f.table()
-            try await table.update(todo("a", "one"))
+            try await table.update(todo("a", "one", version: "1"))  // an item pulled before
             try await table.insert(todo("b", "two"))
             // Clear refusals: a 5xx would leave both marked attempted (maybe applied), see UncertainInsertTests.
             f.transport.enqueue(status: 400, json: ["error": "bad"])

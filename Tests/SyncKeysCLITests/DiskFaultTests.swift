@@ -16,8 +16,11 @@ import Testing
         var environment = shim.failingSyncs(of: ".keys.tmp-")
         environment["CIPHERSYNC_NEW_PASSPHRASE"] = makePassphrase()
         let result = try fixture.run("change-passphrase", environment: environment)
-        #expect(result.exitCode == 1, "\(result)")
-        #expect(result.errorLines == ["sync-keys: Cannot write the key file: Input/output error"], "\(result)")
+        #expect(result.exitCode == 7, "\(result)")
+        #expect(
+            result.errorLines == [
+                "sync-keys: A disk I/O error occurred while writing the key file; the disk may be failing. Check it, then run the command again."
+            ], "\(result)")
         #expect(try fixture.files() == before)
     }
 
