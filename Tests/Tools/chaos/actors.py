@@ -189,18 +189,23 @@ class ServerInstance:
         return self.process is not None and self.process.poll() is None
 
     def kill(self):
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            self.process = None
+        # A local name: a restart thread may replace or clear self.process meanwhile.
+        process = self.process
+        if process is not None:
+            process.kill()
+            process.wait()
+            if self.process is process:
+                self.process = None
 
     def stop(self):
-        if self.alive:
-            self.process.send_signal(signal.SIGTERM)
+        process = self.process
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=10)
+                process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.kill()
+                process.kill()
+                process.wait()
         self.process = None
 
 
@@ -282,7 +287,10 @@ class DeviceProcess:
                 return reply
 
     def kill(self):
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            self.process = None
+        # A local name: a restart thread may replace or clear self.process meanwhile.
+        process = self.process
+        if process is not None:
+            process.kill()
+            process.wait()
+            if self.process is process:
+                self.process = None

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import unittest
 from collections import Counter
 
@@ -128,6 +129,7 @@ def serial(options, binaries):
             try:
                 divergences, stats = run.execute()
             except Exception as error:  # the run could not be checked (its actors are stopped): a divergence
+                traceback.print_exc()
                 divergences, stats = [f"the run could not be checked: {error}"], Counter({"settle rounds": 0})
             elapsed = time.monotonic() - started
             for key, value in stats.items():
