@@ -1,4 +1,5 @@
 package import Foundation
+import SyncKeys
 package import SyncSQLite
 
 /// The files of a store and the file-system steps of the key-maintenance procedures: the plain
@@ -64,6 +65,15 @@ package enum StoreFiles {
     static func scratchFiles(of database: URL) -> [URL] {
         let export = exportFile(of: database)
         return [export] + StoreFiles.sideFiles(of: export)
+    }
+
+    /// The temporary key files a key-file write left when its process was killed before the
+    /// rename (`<database>.keys.tmp-XXXXXXXX`, ``KeyEnvelope/write(to:)``): never a key file in use.
+    static func interruptedKeyFiles(of database: URL) -> [URL] {
+        let directory = database.deletingLastPathComponent()
+        let prefix = KeyEnvelope.url(forDatabase: database).lastPathComponent + ".tmp-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasPrefix(prefix) }.sorted().map { directory.appendingPathComponent($0) }
     }
 
     /// Whether a file (or a symbolic link) exists at `url`.

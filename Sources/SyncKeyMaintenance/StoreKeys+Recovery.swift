@@ -37,6 +37,7 @@ extension StoreKeys {
     ) throws -> (dataKey: SecretBytes, lock: StoreLock?) {
         let interruptedMigration = StoreFiles.isPlainDatabase(at: database)
         guard envelope.state == .rotating || interruptedMigration || hasLeftovers(of: database) else {
+            removeInterruptedKeyFiles(of: database)
             return (keys.dataKey, nil)
         }
         let lock = try StoreLock.acquire(for: database, mode: .exclusive)
@@ -116,6 +117,7 @@ extension StoreKeys {
     /// exclusive lock.
     static func removeLeftovers(of database: URL) throws {
         try Reencryption.removeScratchFiles(of: database)
+        for file in StoreFiles.interruptedKeyFiles(of: database) { try StoreFiles.remove(file) }
         let retired = StoreFiles.retiredPlaintextFile(of: database)
         guard let retiredID = StoreFiles.identity(of: retired) else { return }
         if let databaseID = StoreFiles.identity(of: database), databaseID == retiredID {
@@ -124,5 +126,17 @@ extension StoreKeys {
             try StoreFiles.wipeAndRemove(retired)
         }
         try StoreFiles.syncDirectory(of: database)
+    }
+
+    /// Removes the temporary key files of key-file writes killed before their rename, when the
+    /// store's exclusive lock is free: while a key change holds the lock, its own temporary file
+    /// may be one of them, and they are left for a later opening.
+    private static func removeInterruptedKeyFiles(of database: URL) {
+        let files = StoreFiles.interruptedKeyFiles(of: database)
+        guard !files.isEmpty, let lock = try? StoreLock.acquire(for: database, mode: .exclusive) else { return }
+        defer { withExtendedLifetime(lock) {} }
+        // Listed again under the lock: a key change that held it until now has renamed its file.
+        for file in StoreFiles.interruptedKeyFiles(of: database) { try? StoreFiles.remove(file) }
+        try? StoreFiles.syncDirectory(of: database)
     }
 }

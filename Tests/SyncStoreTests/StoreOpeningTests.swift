@@ -1,4 +1,5 @@
 import Foundation
+import SyncKeyMaintenance
 import SyncKeys
 import SyncStore
 import SyncTestSupport
@@ -124,5 +125,29 @@ func options(create: Bool = false) -> StoreOptions {
             #expect(mode == 0o600, "\(file.lastPathComponent) has mode \(String(mode ?? 0, radix: 8))")
         }
         try await store.close()
+    }
+
+    /// A key-file write killed before its rename leaves its temporary file (found by the chaos
+    /// suite, PostgreSQL seed 60082: a device killed during a passphrase change, and
+    /// `sync-keys verify` then named the file a stray). The next opening removes it, unless a key
+    /// change holds the store's lock (its own temporary file may be the one).
+    @Test func openingRemovesTheTemporaryKeyFileOfAKilledKeyChange() async throws {
+        let test = try await makeClosedStore()
+        defer { test.directory.remove() }
+        let leftover = URL(fileURLWithPath: test.url.path + ".keys.tmp-A2269D0E")
+        #expect(FileManager.default.createFile(atPath: leftover.path, contents: Data("{\"format\":".utf8)))
+
+        do {
+            let held = try #require(try StoreLock.acquire(for: test.url, mode: .shared))
+            let whileHeld = try await test.open()
+            try await whileHeld.close()
+            #expect(FileManager.default.fileExists(atPath: leftover.path), "removed while a key change held the lock")
+            withExtendedLifetime(held) {}
+        }
+
+        let store = try await test.open()
+        #expect(try await store.lookup(table: "todo", id: "a")?["text"] == "hello")
+        try await store.close()
+        #expect(!FileManager.default.fileExists(atPath: leftover.path))
     }
 }

@@ -262,14 +262,16 @@ class Run:
         if not binary:
             return False, "no sync-keys binary"
         environment = dict(os.environ, CIPHERSYNC_ALLOW_INSECURE_PROFILE="1")
-        done = None
         # A passphrase change that the device never reached leaves an earlier one: the newest first.
-        for passphrase in reversed(self.passphrases[name]):
+        failures = []
+        for number, passphrase in reversed(list(enumerate(self.passphrases[name]))):
             done = subprocess.run([binary, "verify", "--store", device.store, "--passphrase-fd", "0", "--json"],
                                   input=(passphrase + "\n").encode(), capture_output=True, env=environment)
-            if verdict(done)[0]:
-                break
-        return verdict(done)
+            passed, text = verdict(done)
+            if passed:
+                return passed, text
+            failures.append(f"passphrase {number}: {text.strip()}")
+        return False, "; ".join(failures)
 
     def execute(self):
         clock = time.monotonic()
