@@ -384,7 +384,7 @@ enum Reencryption {
             return StoreError.fileSystem("Cannot write in \(directory): the directory or the disk is read-only.")
         case _ where ResultCode.ioError ~= error.code || error.message.contains("disk I/O error"):
             // On a nearly full disk, SQLite reports a failed write as an I/O error: say "full".
-            if (StoreFiles.freeBytes(in: database.deletingLastPathComponent()) ?? .max) < StoreError.nearlyFullBytes {
+            if StoreError.isOutOfSpace(error, in: database.deletingLastPathComponent()) {
                 return StoreError.diskFull(
                     "Disk full: not enough free disk space in \(directory) (an I/O error on a nearly full disk). Free some disk space, then run the command again."
                 )

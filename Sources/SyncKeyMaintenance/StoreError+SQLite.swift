@@ -20,15 +20,20 @@ extension StoreError {
         let directory = database.deletingLastPathComponent()
         if ResultCode.notADatabase ~= code || ResultCode.corrupt ~= code || code == .ioErrorShortRead {
             self.init(.corruptOrKeyMismatch, underlying: error)
-        } else if ResultCode.full ~= code
-            || (ResultCode.ioError ~= code && (StoreFiles.freeBytes(in: directory) ?? .max) < Self.nearlyFullBytes)
-        {
+        } else if ResultCode.full ~= code || (ResultCode.ioError ~= code && Self.isOutOfSpace(error, in: directory)) {
             self.init(.diskFull, reason: Self.diskFullReason(database), underlying: error)
         } else if ResultCode.ioError ~= code {
             self.init(.ioError, reason: Self.ioErrorReason(database), underlying: error)
         } else {
             self.init(.database, reason: error.description, underlying: error)
         }
+    }
+
+    /// Whether an I/O error of SQLite is a full disk: the failed system call said so (`ENOSPC`,
+    /// `EDQUOT`), or the disk has almost no space left (an error that came without its number).
+    static func isOutOfSpace(_ error: SQLiteError, in directory: URL) -> Bool {
+        if let number = error.systemErrorNumber, StoreFiles.isOutOfSpace(number) { return true }
+        return (StoreFiles.freeBytes(in: directory) ?? .max) < nearlyFullBytes
     }
 
     private static func diskFullReason(_ database: URL) -> String {

@@ -224,7 +224,10 @@ public final class Connection {
     func error(_ rc: Int32, sql: String? = nil) -> SQLiteError {
         let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "the connection is closed"
         let extended = handle.map { sqlite3_extended_errcode($0) } ?? rc
-        return SQLiteError(code: ResultCode(rawValue: extended == 0 ? rc : extended), message: message, sql: sql)
+        let system = handle.map { sqlite3_system_errno($0) } ?? 0
+        return SQLiteError(
+            code: ResultCode(rawValue: extended == 0 ? rc : extended), message: message, sql: sql,
+            systemErrorNumber: system == 0 ? nil : system)
     }
 }
 

@@ -8,6 +8,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The SQL text, when the error came from a statement.
     public let sql: String?
+    /// The error number of the system call that failed under SQLite (`sqlite3_system_errno`),
+    /// when one did: `ENOSPC` tells a full disk from another I/O error at the moment it happened.
+    public let systemErrorNumber: Int32?
 
     /// An error.
     ///
@@ -15,10 +18,12 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     ///   - code: The result code.
     ///   - message: What went wrong, without any bound value.
     ///   - sql: The SQL text being run, if any.
-    public init(code: ResultCode, message: String, sql: String? = nil) {
+    ///   - systemErrorNumber: The error number of the system call that failed, if any.
+    public init(code: ResultCode, message: String, sql: String? = nil, systemErrorNumber: Int32? = nil) {
         self.code = code
         self.message = message
         self.sql = sql
+        self.systemErrorNumber = systemErrorNumber
     }
 
     /// The code, the message and the SQL text being run.

@@ -24,6 +24,21 @@ import Testing
         #expect((roomy as? StoreError) == .ioError, "\(roomy)")
     }
 
+    /// Found by the chaos suite at load 130 (SQLite seed 70042): a store opened while its disk was
+    /// full failed with an I/O error, and the disk was freed before the error was mapped, so the
+    /// space left said "not full". The failed system call's `ENOSPC` says it.
+    @Test func anIOErrorWhoseSystemCallFoundTheDiskFullIsDiskFullWhateverTheSpaceLeftNow() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let database = directory.url.appendingPathComponent("todos.db")
+        let full = SQLiteError(code: .ioError, message: "disk I/O error", systemErrorNumber: ENOSPC)
+        #expect(StoreError(full, database: database) == .diskFull)
+        #expect((Reencryption.mapped(full, database: database) as? StoreError) == .diskFull)
+        let failing = SQLiteError(code: .ioError, message: "disk I/O error", systemErrorNumber: EIO)
+        #expect(StoreError(failing, database: database) == .ioError)
+        #expect((Reencryption.mapped(failing, database: database) as? StoreError) == .ioError)
+    }
+
     @Test func aKeyFileThatDoesNotFitOnTheDiskIsDiskFullAndLeavesTheOldOne() throws {
         let disk = try SmallDisk(bytes: 4 << 20)
         defer { disk.unmount() }
