@@ -120,7 +120,27 @@ class PostgresCluster:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class ServerInstance:
+class ChildProcess:
+    """An actor that runs one child process at a time in `self.process` (None when it has none)."""
+
+    process = None
+
+    @property
+    def alive(self):
+        process = self.process
+        return process is not None and process.poll() is None
+
+    def kill(self):
+        # A local name: a restart thread may replace or clear self.process meanwhile.
+        process = self.process
+        if process is not None:
+            process.kill()
+            process.wait()
+            if self.process is process:
+                self.process = None
+
+
+class ServerInstance(ChildProcess):
     """One sync-server process; each start takes a new port of the kernel's choosing (the port of a
     killed instance may be taken by another process meanwhile: another job's, another test's).
     `database` gives the database URL of each start (a PostgreSQL cluster may have moved), and
@@ -184,19 +204,6 @@ class ServerInstance:
                 return process.stdout.readline().decode()
             database_was_up = database_was_up and self.database_up()
 
-    @property
-    def alive(self):
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self):
-        # A local name: a restart thread may replace or clear self.process meanwhile.
-        process = self.process
-        if process is not None:
-            process.kill()
-            process.wait()
-            if self.process is process:
-                self.process = None
-
     def stop(self):
         process = self.process
         if process is not None and process.poll() is None:
@@ -209,7 +216,7 @@ class ServerInstance:
         self.process = None
 
 
-class DeviceProcess:
+class DeviceProcess(ChildProcess):
     """One chaos-device process. Commands are written to its standard input at once; replies
     are read by a thread into a queue."""
 
@@ -250,10 +257,6 @@ class DeviceProcess:
                 pass
         replies.put(None)
 
-    @property
-    def alive(self):
-        return self.process is not None and self.process.poll() is None
-
     def send(self, command):
         """Sends a command; returns its number, or None when the device is down."""
         if not self.alive:
@@ -286,11 +289,3 @@ class DeviceProcess:
             if reply.get("n") == number:
                 return reply
 
-    def kill(self):
-        # A local name: a restart thread may replace or clear self.process meanwhile.
-        process = self.process
-        if process is not None:
-            process.kill()
-            process.wait()
-            if self.process is process:
-                self.process = None
