@@ -227,10 +227,13 @@ struct ServiceConnection: Sendable {
         guard !response.body.isEmpty, var object = try? JSONCoding.decode(JSONObject.self, from: response.body) else {
             return nil
         }
-        if let tag = response.header(WireHeader.eTag), let version = ETag.version(from: tag) {
-            object[SystemProperty.version] = .string(version)
-        }
+        if let version = version(from: response) { object[SystemProperty.version] = .string(version) }
         return object
+    }
+
+    /// The version a response's strong `ETag` header carries, if any (a weak tag is not a version).
+    static func version(from response: SyncResponse) -> String? {
+        response.header(WireHeader.eTag).flatMap(ETag.version(from:))
     }
 
     /// The body text of a response, kept with operation errors (bounded in size).

@@ -66,7 +66,7 @@ extension SyncContext {
         let response = try await connection.send(request)
         let restored: JSONObject?
         switch response.statusCode {
-        case 200..<300: restored = ServiceConnection.item(from: response) ?? [:]
+        case 200..<300: restored = Self.restoredItem(response, deletedCopy: error.serverItem)
         case 404, 410: restored = nil
         default: throw ServiceConnection.error(for: response)
         }
@@ -93,6 +93,19 @@ extension SyncContext {
             try PendingOperationQueue.touch(&operation, in: writer)
         }
         logger.debug("Restored an item deleted on the server", metadata: ["table": "\(table)"])
+    }
+
+    /// The item of an undelete's 2xx answer. Its version is the body's, else the `ETag`'s (an
+    /// answer without a body), else the deleted copy's: the update that follows then cannot
+    /// overwrite blindly (a 412 brings the restored item back as a conflict).
+    private static func restoredItem(_ response: SyncResponse, deletedCopy: JSONObject?) -> JSONObject {
+        var item = ServiceConnection.item(from: response) ?? [:]
+        if item[SystemProperty.version]?.stringValue == nil,
+            let version = ServiceConnection.version(from: response) ?? deletedCopy?[SystemProperty.version]?.stringValue
+        {
+            item[SystemProperty.version] = .string(version)
+        }
+        return item
     }
 
     /// The operation of an error, if it still exists unchanged since the error was recorded.

@@ -58,8 +58,10 @@ extension TableOperationError {
 
     /// Restores an item the server has deleted and keeps the local change over it: sends the G2
     /// undelete (`POST /tables/{table}/{id}`, `If-Match` the deleted copy's version) now, takes
-    /// the restored version, and queues the local values as an update for the next push. If the
-    /// server no longer has the item at all (404, 410), the local item is queued as an insert.
+    /// the restored version (the answer's item's, else its `ETag`; with neither, the deleted
+    /// copy's version stays, so the update cannot overwrite blindly), and queues the local values
+    /// as an update for the next push. If the server no longer has the item at all (404, 410),
+    /// the local item is queued as an insert.
     ///
     /// - Throws: ``SyncError/operationNotAllowed`` when the error is not
     ///   ``Conflict/deletedOnServer`` or the operation is a delete; ``SyncError/operationNotFound``,

@@ -91,6 +91,28 @@ import Testing
         }
     }
 
+    /// An undelete answered without a body: the update goes over the version of its `ETag`, or
+    /// without one over the deleted copy's version (never without `If-Match`).
+    @Test(arguments: StoreKind.allCases, [("\"v3\"", "\"v3\""), (nil, "\"v2\"")] as [(String?, String)])
+    func anUndeleteAnsweredWithoutABodyKeepsTheUpdateConditional(kind: StoreKind, answer: (eTag: String?, ifMatch: String)) async throws {
+        try await withClient(kind) { f in
+            try await f.store.upsert(table: "todo", items: [todo("a", "before", version: "v1")])
+            try await f.table().update(todo("a", "my edit", version: "v1"))
+            let failure = try await conflict(f, [try Self.response(200, Self.deleted("a", "before", version: "v2"))])
+            f.transport.enqueue(status: 204, body: Data(), headers: answer.eTag.map { ["ETag": $0] } ?? [:])
+            try await failure.restoreAndUpdate()
+            #expect(f.transport.requests.last?.line == "POST /app/tables/todo/a")
+            #expect(try await f.operations().map(\.kind) == [.update])
+
+            f.transport.enqueueEcho(status: 200, version: "v4")
+            try await f.context.push()
+            let patch = try #require(f.transport.requests.last)
+            #expect(patch.line == "PATCH /app/tables/todo/a")
+            #expect(patch.header("If-Match") == answer.ifMatch)
+            #expect(patch.jsonObject?["text"] == "my edit")
+        }
+    }
+
     /// A refusal whose copy, read by id, is deleted; "use client" restores it.
     @Test(arguments: StoreKind.allCases, [404, 410, 412])
     func aRefusedUpdateOfADeletedItemIsDeletedOnServer(kind: StoreKind, status: Int) async throws {
