@@ -49,6 +49,8 @@ enum PendingOperationQueue {
 
     /// Records a local delete: removes the row and queues a delete carrying the item (its
     /// version rides in `If-Match`), or cancels a pending insert that cannot be on the server.
+    /// A failed insert the server refused because it has the item (its error holds the server's
+    /// copy) becomes a delete of that copy, over its version.
     /// The delete carries the stored row overlaid with the caller's values (its `null` system
     /// properties left out); an item the local table does not have is deleted only when the
     /// caller's item carries a `version`.
@@ -70,9 +72,18 @@ enum PendingOperationQueue {
             guard stored != nil || hasVersion(kept) else { throw SyncError.notInLocalTable }
             try writer.delete(table: table, ids: [id])
             _ = try writer.addOperation(kind: .delete, table: table, itemId: id, item: kept)
-        case (.cancelBoth, let operation?):
+        case (.cancelBoth, var operation?):
             try writer.delete(table: table, ids: [id])
-            try writer.deleteOperation(id: operation.id)
+            if let version = try serverVersion(refusing: operation, in: writer) {
+                // The server refused the insert because it has the item: the delete goes to
+                // that copy, over its version (a later change there is a conflict, not lost).
+                kept[SystemProperty.version] = .string(version)
+                operation.kind = .delete
+                operation.item = kept
+                try touch(&operation, in: writer)
+            } else {
+                try writer.deleteOperation(id: operation.id)
+            }
         case (.convertToDelete, var operation?):
             try writer.delete(table: table, ids: [id])
             operation.kind = .delete
@@ -97,6 +108,15 @@ enum PendingOperationQueue {
             item[name] = nil
         }
         return item
+    }
+
+    /// The version of the server's copy of an item whose insert the server refused because it
+    /// has the item (a failed insert whose error holds a copy that is not deleted), else `nil`.
+    private static func serverVersion(refusing operation: TableOperationRecord, in writer: any SyncRecordsWriter) throws -> String? {
+        guard operation.kind == .insert, operation.state == .failed else { return nil }
+        let copies = try writer.operationErrors(operationId: operation.id).compactMap(\.serverItem)
+        guard let copy = copies.last, !PushAnswer.isDeleted(copy) else { return nil }
+        return copy[SystemProperty.version]?.stringValue
     }
 
     private static func hasVersion(_ item: JSONObject) -> Bool {

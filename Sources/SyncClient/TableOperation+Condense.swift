@@ -28,7 +28,8 @@ extension CondenseAction {
     /// - Insert then delete: if the insert may exist on the server (it was sent and no outcome
     ///   was recorded, or it got no answer, a 408 or a 5xx: ``TableOperation/State/attempted``),
     ///   the delete is refused until the insert is pushed or discarded; otherwise (never sent, or
-    ///   clearly refused) both are cancelled and nothing is sent.
+    ///   clearly refused) both are cancelled and nothing is sent, unless the refusal showed that
+    ///   the server has the item: then the insert becomes a delete of the server's copy.
     /// - Update then delete: the update becomes a delete in place.
     static func condense(
         existing: TableOperation.Kind?, existingState: TableOperation.State = .pending, new: TableOperation.Kind

@@ -8,7 +8,8 @@ import Testing
 /// An insert that may exist on the server (its push got no answer, a 408 or a 5xx, or it was sent
 /// and no outcome was recorded) cannot be cancelled by a local delete: the delete is refused until
 /// the insert is pushed or discarded. A clear refusal (400, 409, 412) proves it is not there, and
-/// a delete cancels both as before.
+/// a delete cancels both as before, unless the refusal's copy shows that the server has an item of
+/// that id: then the delete goes to that copy.
 @Suite struct UncertainInsertTests {
     enum Outcome: CustomStringConvertible, Sendable {
         case noAnswer
@@ -31,6 +32,7 @@ import Testing
 
     static let uncertain: [Outcome] = [.noAnswer, .status(408), .status(500), .status(502), .status(503), .status(504)]
     static let refused: [Outcome] = [.status(400), .status(409), .status(412)]
+    static let refusedWithCopy = [409, 412]
 
     @Test(arguments: StoreKind.allCases, uncertain)
     func aDeleteIsRefusedUntilTheInsertIsPushed(kind: StoreKind, outcome: Outcome) async throws {
@@ -97,7 +99,12 @@ import Testing
         try await withClient(kind) { f in
             let table = try f.table()
             try await table.insert(todo("a", "refused by the server"))
-            outcome.enqueue(f.transport)
+            switch outcome {
+            case .status(let status) where Self.refusedWithCopy.contains(status):
+                // The server's copy is deleted: the server has no item of that id either.
+                f.transport.enqueue(status: status, json: ["id": "a", "text": "server", "version": "s1", "deleted": true])
+            default: outcome.enqueue(f.transport)
+            }
             await #expect(throws: SyncError.pushCompletedWithErrors) { try await f.context.push() }
             try await table.delete(id: "a")
             #expect(try await f.context.pendingOperationsCount == 0)
@@ -106,6 +113,30 @@ import Testing
             let sent = f.transport.requests.count
             try await f.context.push()
             #expect(f.transport.requests.count == sent, "nothing is sent")
+        }
+    }
+
+    /// An insert refused because the server has an item of that id (the refusal's copy, here
+    /// this client's own first attempt, answered too late, and edited since): a delete is not
+    /// cancelled with it but deletes that copy, over its version.
+    @Test(arguments: StoreKind.allCases, refusedWithCopy)
+    func aRefusalShowingTheServersItemTurnsTheInsertIntoItsDelete(kind: StoreKind, status: Int) async throws {
+        try await withClient(kind) { f in
+            let table = try f.table()
+            try await table.insert(todo("a", "edited after its first attempt"))
+            f.transport.enqueue(status: status, json: ["id": "a", "text": "first attempt", "version": "s1"])
+            await #expect(throws: SyncError.pushCompletedWithErrors) { try await f.context.push() }
+            try await table.delete(id: "a")
+            #expect(try await f.operations().map(\.kind) == [.delete])
+            #expect(try await f.storedErrors().isEmpty)
+            #expect(try await f.row("a") == nil)
+
+            f.transport.enqueue(status: 204)
+            try await f.context.push()
+            let delete = try #require(f.transport.requests.last)
+            #expect(delete.line == "DELETE /app/tables/todo/a")
+            #expect(delete.header("If-Match") == "\"s1\"")
+            #expect(try await f.context.pendingOperationsCount == 0)
         }
     }
 
