@@ -18,7 +18,7 @@ public func buildRouter(storage: any TableStorage, configuration: ServerConfigur
     let router = Router(context: ServerRequestContext.self)
     if let metrics = configuration.metrics { router.add(middleware: RequestMetricsMiddleware(metrics: metrics)) }
     router.add(middleware: LogRequestsMiddleware(.debug))
-    let changes = ChangeHub(storage: storage)
+    let changes = ChangeHub(storage: storage, settings: configuration.changeStream)
     configuration.metrics?.countStreams { changes.openStreams }
     router.add(middleware: ChangeNotifyingMiddleware(hub: changes))
     router.get("health") { _, context in try await health(storage, logger: context.logger) }

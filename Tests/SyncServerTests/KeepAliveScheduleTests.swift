@@ -1,27 +1,60 @@
+import Logging
 import SyncTestSupport
 import Testing
 
 @testable import SyncServer
 
-/// When a change stream sends its keep-alives: streams opened together spread their first one over
-/// the interval, and a silent stream speaks at every tick.
+/// When change streams send their keep-alives: one clock per server instance wakes a slice of the
+/// streams at each tick, so streams opened together spread their keep-alives over the interval,
+/// each stream is woken once per interval, and a silent stream speaks at every tick of its own.
 @Suite struct KeepAliveScheduleTests {
     let settings = ChangeStreamSettings(keepAliveInterval: .seconds(10))
 
-    @Test func streamsOpenedTogetherTakeTheirFirstTickAllOverTheInterval() {
-        var generator = SeededGenerator(seed: 35)
-        let ticks = (0..<1_000).map { _ in settings.firstKeepAliveTick(using: &generator) }
-        #expect(ticks.allSatisfy { $0 >= .zero && $0 < settings.keepAliveInterval })
-        // Each tenth of the interval holds some of them: no burst at one point of it.
-        let tenths = Set(ticks.map { Int($0 / (settings.keepAliveInterval / 10)) })
-        #expect(tenths == Set(0..<10), "\(tenths.sorted())")
+    @Test func streamsOpenedTogetherAreWokenInSlicesEachOncePerInterval() async throws {
+        let storage = try await SQLiteTableStorage.open(.memory, logger: .init(label: "test"))
+        // An interval of an hour: the hub's own clock does not tick during the test.
+        let hub = ChangeHub(storage: storage, settings: ChangeStreamSettings(keepAliveInterval: .seconds(3_600)))
+        let ticks = ChangeStreamSettings.keepAliveTicks
+        var streams: [UInt64] = []
+        var signals: [AsyncStream<Void>.Continuation] = []
+        for _ in 0..<(ticks * 4) {
+            let (_, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            streams.append(hub.listen([("todo", .shared)], signal: signal))
+            signals.append(signal)
+        }
+        // One interval of ticks: each wakes a quarter of a sixteenth, together every stream once.
+        var woken: [UInt64] = []
+        for _ in 0..<ticks {
+            let slice = try #require(hub.keepAliveTick())
+            #expect(slice.count == 4, "\(slice)")
+            woken += slice
+        }
+        #expect(woken.sorted() == streams.sorted())
+        // The next interval wakes them again, in the same order.
+        var again: [UInt64] = []
+        for _ in 0..<ticks { again += try #require(hub.keepAliveTick()) }
+        #expect(again == woken)
+
+        // A closed stream is no longer woken; with none open, the clock stops.
+        hub.remove(streams[0])
+        var afterClose: [UInt64] = []
+        for _ in 0..<ticks { afterClose += try #require(hub.keepAliveTick()) }
+        #expect(afterClose.sorted() == Array(streams.dropFirst()).sorted())
+        for stream in streams.dropFirst() { hub.remove(stream) }
+        #expect(hub.keepAliveTick() == nil)
+        for signal in signals { signal.finish() }
+        try await storage.close()
+    }
+
+    @Test func theClockTicksSixteenTimesPerInterval() {
+        #expect(settings.keepAliveTick == .milliseconds(625))
     }
 
     @Test func aTickSendsAKeepAliveAfterHalfAnIntervalOfSilence() {
         #expect(!settings.keepAliveIsDue(after: .seconds(4)))
         #expect(settings.keepAliveIsDue(after: .seconds(5)))
-        // A tick comes one interval after the last keep-alive, minus the time it took to write:
-        // it is due, so a silent stream speaks once per interval, not every other.
+        // A stream's tick comes one interval after the last keep-alive, minus the time it took to
+        // write: it is due, so a silent stream speaks once per interval, not every other.
         #expect(settings.keepAliveIsDue(after: settings.keepAliveInterval - .milliseconds(50)))
     }
 }

@@ -14,9 +14,10 @@ public struct ChangeStreamSettings: Sendable, Hashable {
         set { ignoredPollInterval = newValue }
     }
     /// How often a silent stream sends a keep-alive comment (so proxies keep the connection
-    /// open): once per interval, starting at a random point of the first one; after an event, the
-    /// next keep-alive comes within one and a half intervals. A keep-alive reads nothing from the
-    /// storage.
+    /// open): once per interval, the first within one interval of its opening; after an event,
+    /// the next keep-alive comes within one and a half intervals. A keep-alive reads nothing from
+    /// the storage, and one clock per server instance wakes the streams for theirs (a slice of
+    /// them at each of ``keepAliveTicks`` ticks per interval, so their keep-alives spread over it).
     public var keepAliveInterval: Duration
     private var ignoredPollInterval: Duration = .milliseconds(250)
 
@@ -38,16 +39,17 @@ public struct ChangeStreamSettings: Sendable, Hashable {
         ignoredPollInterval = pollInterval
     }
 
-    /// The wait before a new stream's first keep-alive tick: a random point of the interval, so
-    /// that streams opened together (a fleet reconnecting after a restart) spread their
-    /// keep-alives over it instead of sending them in one burst.
-    func firstKeepAliveTick(using generator: inout some RandomNumberGenerator) -> Duration {
-        keepAliveInterval * Double.random(in: 0..<1, using: &generator)
-    }
+    /// The keep-alive clock's ticks per interval: each tick wakes one slice of the streams, so
+    /// streams opened together (a fleet reconnecting after a restart) spread their keep-alives
+    /// over the interval instead of sending them in one burst.
+    static let keepAliveTicks = 16
 
-    /// Whether a tick sends a keep-alive after `silence`: once the stream has been silent for half
-    /// an interval, so that a silent stream speaks at every tick and never twice within half an
-    /// interval.
+    /// The time between two ticks of the keep-alive clock.
+    var keepAliveTick: Duration { keepAliveInterval / Self.keepAliveTicks }
+
+    /// Whether a stream's tick (one per interval) sends a keep-alive after `silence`: once the
+    /// stream has been silent for half an interval, so that a silent stream speaks at every tick
+    /// and never twice within half an interval.
     func keepAliveIsDue(after silence: Duration) -> Bool {
         silence >= keepAliveInterval / 2
     }
@@ -64,6 +66,10 @@ public struct ChangeStreamSettings: Sendable, Hashable {
 /// stamp, two indexed reads; nothing is counted) when its first stream arrives, after a row of
 /// it was removed (a hard delete) and after the storage could not hear announcements for a
 /// while; every other change is read incrementally.
+///
+/// The hub also keeps the streams' keep-alive clock: one task for all of them, running while
+/// streams are open, that wakes a slice of the streams at each tick (each stream once per
+/// interval) to send its keep-alive if it has been silent.
 ///
 /// A class whose state sits behind a `Mutex`; safe to share.
 final class ChangeHub: Sendable {
@@ -101,17 +107,25 @@ final class ChangeHub: Sendable {
         var streams: [UInt64: (signal: AsyncStream<Void>.Continuation, watches: [Watch])] = [:]
         /// The tables whose watcher task runs now.
         var working: Set<ColumnKey> = []
+        /// The streams woken at each tick of the keep-alive clock: stream `id` in slice
+        /// `id % keepAliveTicks`.
+        var slices = Array(repeating: Set<UInt64>(), count: ChangeStreamSettings.keepAliveTicks)
+        /// The ticks of the keep-alive clock so far, and whether it runs (while streams are open).
+        var ticks: UInt64 = 0
+        var clockRuns = false
     }
 
     private let storage: any TableStorage
+    private let settings: ChangeStreamSettings
     private let state = Mutex(State())
     /// The hub's subscription to the storage's feed.
     private let subscription = Mutex<UInt64?>(nil)
 
     /// A hub over `storage`, woken by its ``ChangeFeed`` (a storage without one is woken by
-    /// ``touch(_:)``).
-    init(storage: any TableStorage) {
+    /// ``touch(_:)``), its streams' keep-alives timed by `settings`.
+    init(storage: any TableStorage, settings: ChangeStreamSettings) {
         self.storage = storage
+        self.settings = settings
         let subscribed = storage.changeFeed?.subscribe { [weak self] change in self?.receive(change) }
         subscription.withLock { $0 = subscribed }
     }
@@ -127,10 +141,10 @@ final class ChangeHub: Sendable {
     var openStreams: Int { state.withLock { $0.streams.count } }
 
     /// Registers a stream that follows `tables`: `signal` is yielded whenever the state of one of
-    /// them may have changed (signals coalesce while the stream is busy); read the states with
-    /// ``look(_:scope:)``. ``remove(_:)`` ends it.
+    /// them may have changed (signals coalesce while the stream is busy), and once per keep-alive
+    /// interval; read the states with ``look(_:scope:)``. ``remove(_:)`` ends it.
     func listen(_ tables: [(String, RowScope)], signal: AsyncStream<Void>.Continuation) -> UInt64 {
-        let (id, start) = state.withLock { state -> (UInt64, [ColumnKey]) in
+        let (id, start, startClock) = state.withLock { state -> (UInt64, [ColumnKey], Bool) in
             let id = state.next
             state.next += 1
             var watches: [Watch] = []
@@ -145,16 +159,55 @@ final class ChangeHub: Sendable {
                 if entry.pending != nil, state.working.insert(watch.table).inserted { start.append(watch.table) }
             }
             state.streams[id] = (signal, watches)
-            return (id, start)
+            state.slices[Self.slice(of: id)].insert(id)
+            let startClock = !state.clockRuns
+            state.clockRuns = true
+            return (id, start, startClock)
         }
         for table in start { startWatcher(table) }
+        if startClock { startKeepAliveClock() }
         return id
+    }
+
+    private static func slice(of stream: UInt64) -> Int {
+        Int(stream % UInt64(ChangeStreamSettings.keepAliveTicks))
+    }
+
+    /// The keep-alive clock: ticks ``ChangeStreamSettings/keepAliveTicks`` times per interval
+    /// until a tick finds no stream open (the next stream starts it again).
+    private func startKeepAliveClock() {
+        let tick = settings.keepAliveTick
+        Task { [weak self] in
+            while (try? await Task.sleep(for: tick)) != nil {
+                guard let self, keepAliveTick() != nil else { return }
+            }
+        }
+    }
+
+    /// One tick of the keep-alive clock: wakes the next slice of the streams (each stream is in
+    /// one of ``ChangeStreamSettings/keepAliveTicks`` slices, so it is woken once per interval).
+    /// - Returns: The streams woken; `nil` when no stream is open (the clock stops).
+    @discardableResult
+    func keepAliveTick() -> [UInt64]? {
+        let woken = state.withLock { state -> [(id: UInt64, signal: AsyncStream<Void>.Continuation)]? in
+            guard !state.streams.isEmpty else {
+                state.clockRuns = false
+                return nil
+            }
+            state.ticks &+= 1
+            let slice = Int(state.ticks % UInt64(ChangeStreamSettings.keepAliveTicks))
+            return state.slices[slice].compactMap { id in state.streams[id].map { (id, $0.signal) } }
+        }
+        guard let woken else { return nil }
+        for stream in woken { stream.signal.yield() }
+        return woken.map(\.id)
     }
 
     /// Ends a stream's registration.
     func remove(_ id: UInt64) {
         state.withLock { state in
             guard let stream = state.streams.removeValue(forKey: id) else { return }
+            state.slices[Self.slice(of: id)].remove(id)
             for watch in stream.watches {
                 state.entries[watch.table]?[watch.scope]?.streams.remove(id)
                 if state.entries[watch.table]?[watch.scope]?.streams.isEmpty == true { state.entries[watch.table]?[watch.scope] = nil }

@@ -64,19 +64,10 @@ struct ChangesController: Sendable {
         let body = ResponseBody { writer in
             var positions = known
             let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            // The hub wakes the stream after a change and once per keep-alive interval.
             let listener = hub.listen(scopes, signal: signal)
-            // Wakes the stream once an interval to send a keep-alive; reads nothing.
-            let ticker = Task {
-                var generator = SystemRandomNumberGenerator()
-                var wait = settings.firstKeepAliveTick(using: &generator)
-                while (try? await Task.sleep(for: wait)) != nil {
-                    signal.yield()
-                    wait = settings.keepAliveInterval
-                }
-            }
             defer {
                 hub.remove(listener)
-                ticker.cancel()
                 signal.finish()
             }
             try await withGracefulShutdownHandler {
