@@ -112,15 +112,19 @@ extension BenchRecord {
         return (sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2
     }
 
+    /// The nearest-rank percentile of ascending `sorted` values: the smallest value with at least
+    /// `fraction` of them at or below it (0 of none): the latency percentiles of the fleet and of
+    /// live sync.
+    static func percentile(_ fraction: Double, ofSorted sorted: [Double]) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[Swift.min(Swift.max(Int((fraction * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
+    }
+
     /// The record of live sync latencies (seconds, one per item): the median is its
     /// `seconds`, its rate is in milliseconds.
     init(liveLatencies: [Double], store: String) {
         let sorted = liveLatencies.sorted()
-        // The nearest-rank percentile.
-        func at(_ fraction: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            return sorted[Swift.min(Swift.max(Int((fraction * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
-        }
+        func at(_ fraction: Double) -> Double { Self.percentile(fraction, ofSorted: sorted) }
         self.init(
             workload: DiagnosticWorkload.liveLatency.rawValue, title: "live sync: A's push → B's observed query", store: store,
             items: sorted.count, seconds: at(0.5), rate: at(0.5) * 1000, unit: "ms (p50)", peakRSSBytes: nil, ratio: nil,

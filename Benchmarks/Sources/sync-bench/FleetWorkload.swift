@@ -62,8 +62,7 @@ struct FleetWorkload {
 
         init(_ milliseconds: [Double]) {
             let sorted = milliseconds.sorted()
-            func at(_ q: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * q + 0.5))] }
-            (p50, p99, count) = (at(0.5), at(0.99), sorted.count)
+            (p50, p99, count) = (BenchRecord.percentile(0.5, ofSorted: sorted), BenchRecord.percentile(0.99, ofSorted: sorted), sorted.count)
         }
     }
 
