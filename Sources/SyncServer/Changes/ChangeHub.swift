@@ -16,8 +16,8 @@ public struct ChangeStreamSettings: Sendable, Hashable {
     /// How often a silent stream sends a keep-alive comment (so proxies keep the connection
     /// open): once per interval, the first within one interval of its opening; after an event,
     /// the next keep-alive comes within one and a half intervals. A keep-alive reads nothing from
-    /// the storage, and one clock per server instance wakes the streams for theirs (a slice of
-    /// them at each of ``keepAliveTicks`` ticks per interval, so their keep-alives spread over it).
+    /// the storage, and one clock per server instance wakes the streams for theirs (a sixteenth
+    /// of them at each of its 16 ticks per interval, so their keep-alives spread over it).
     public var keepAliveInterval: Duration
     private var ignoredPollInterval: Duration = .milliseconds(250)
 
