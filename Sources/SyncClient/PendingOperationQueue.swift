@@ -60,30 +60,24 @@ enum PendingOperationQueue {
         let stored = try writer.lookup(table: table, id: id)
         let id = stored?[SystemProperty.id]?.stringValue ?? id
         let existing = try writer.operation(table: table, itemId: id)
+        let serverCopyVersion = try existing.flatMap { try serverVersion(refusing: $0, in: writer) }
         let action = CondenseAction.condense(
-            existing: existing?.kind, existingState: existing?.state ?? .pending, new: .delete)
+            existing: existing?.kind, existingState: existing?.state ?? .pending, serverHasItem: serverCopyVersion != nil,
+            new: .delete)
         // The operation keeps the stored row (it has the server's version), overlaid with the
-        // caller's values.
+        // caller's values; a refused insert's delete goes over the server copy's version.
         var kept = stored ?? [:]
         kept.merge(withoutUnknownSystemValues(item)) { _, new in new }
         kept[SystemProperty.id] = .string(id)
+        if let serverCopyVersion { kept[SystemProperty.version] = .string(serverCopyVersion) }
         switch (action, existing) {
         case (.add, _):
             guard stored != nil || hasVersion(kept) else { throw SyncError.notInLocalTable }
             try writer.delete(table: table, ids: [id])
             _ = try writer.addOperation(kind: .delete, table: table, itemId: id, item: kept)
-        case (.cancelBoth, var operation?):
+        case (.cancelBoth, let operation?):
             try writer.delete(table: table, ids: [id])
-            if let version = try serverVersion(refusing: operation, in: writer) {
-                // The server refused the insert because it has the item: the delete goes to
-                // that copy, over its version (a later change there is a conflict, not lost).
-                kept[SystemProperty.version] = .string(version)
-                operation.kind = .delete
-                operation.item = kept
-                try touch(&operation, in: writer)
-            } else {
-                try writer.deleteOperation(id: operation.id)
-            }
+            try writer.deleteOperation(id: operation.id)
         case (.convertToDelete, var operation?):
             try writer.delete(table: table, ids: [id])
             operation.kind = .delete

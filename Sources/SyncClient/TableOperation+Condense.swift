@@ -27,18 +27,22 @@ extension CondenseAction {
     ///   row's current values).
     /// - Insert then delete: if the insert may exist on the server (it was sent and no outcome
     ///   was recorded, or it got no answer, a 408 or a 5xx: ``TableOperation/State/attempted``),
-    ///   the delete is refused until the insert is pushed or discarded; otherwise (never sent, or
-    ///   clearly refused) both are cancelled and nothing is sent, unless the refusal showed that
-    ///   the server has the item: then the insert becomes a delete of the server's copy.
+    ///   the delete is refused until the insert is pushed or discarded; if its refusal showed
+    ///   that the server has the item (`serverHasItem`), the insert becomes a delete of the
+    ///   server's copy; otherwise (never sent, or clearly refused) both are cancelled and nothing
+    ///   is sent.
     /// - Update then delete: the update becomes a delete in place.
     static func condense(
-        existing: TableOperation.Kind?, existingState: TableOperation.State = .pending, new: TableOperation.Kind
+        existing: TableOperation.Kind?, existingState: TableOperation.State = .pending, serverHasItem: Bool = false,
+        new: TableOperation.Kind
     ) -> CondenseAction {
         guard let existing else { return .add }
         switch (existing, new) {
         case (.delete, _), (_, .insert): return .reject
         case (.insert, .update), (.update, .update): return .keep
-        case (.insert, .delete): return existingState == .attempted ? .refuseUntilPushed : .cancelBoth
+        case (.insert, .delete):
+            if existingState == .attempted { return .refuseUntilPushed }
+            return serverHasItem ? .convertToDelete : .cancelBoth
         case (.update, .delete): return .convertToDelete
         }
     }

@@ -54,4 +54,11 @@ import Testing
         #expect(CondenseAction.condense(existing: .insert, existingState: .failed, new: .delete) == .cancelBoth)
         #expect(CondenseAction.condense(existing: .insert, existingState: .attempted, new: .delete) == .refuseUntilPushed)
     }
+
+    /// A failed insert whose refusal showed the server's item: the delete goes to that item.
+    @Test func anInsertRefusedBecauseTheServerHasTheItemBecomesItsDelete() {
+        #expect(CondenseAction.condense(existing: .insert, existingState: .failed, serverHasItem: true, new: .delete) == .convertToDelete)
+        #expect(
+            CondenseAction.condense(existing: .insert, existingState: .attempted, serverHasItem: true, new: .delete) == .refuseUntilPushed)
+    }
 }
