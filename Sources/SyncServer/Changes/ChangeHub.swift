@@ -169,8 +169,9 @@ final class ChangeHub: Sendable {
         return id
     }
 
-    private static func slice(of stream: UInt64) -> Int {
-        Int(stream % UInt64(ChangeStreamSettings.keepAliveTicks))
+    /// The slice of the keep-alive clock of a stream, or the one a tick wakes.
+    private static func slice(of number: UInt64) -> Int {
+        Int(number % UInt64(ChangeStreamSettings.keepAliveTicks))
     }
 
     /// The keep-alive clock: ticks ``ChangeStreamSettings/keepAliveTicks`` times per interval
@@ -195,8 +196,7 @@ final class ChangeHub: Sendable {
                 return nil
             }
             state.ticks &+= 1
-            let slice = Int(state.ticks % UInt64(ChangeStreamSettings.keepAliveTicks))
-            return state.slices[slice].compactMap { id in state.streams[id].map { (id, $0.signal) } }
+            return state.slices[Self.slice(of: state.ticks)].compactMap { id in state.streams[id].map { (id, $0.signal) } }
         }
         guard let woken else { return nil }
         for stream in woken { stream.signal.yield() }
