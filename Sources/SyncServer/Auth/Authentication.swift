@@ -1,5 +1,6 @@
 public import HTTPTypes
 public import Hummingbird
+import NIOCore
 
 /// How the server authenticates table requests.
 public enum Authentication: Sendable {
@@ -34,6 +35,8 @@ public struct ServerRequestContext: RequestContext {
     /// Who sent the request; `nil` until authentication sets it, and always `nil` without a
     /// verifier.
     public var identity: Identity?
+    /// The event loop of the request's connection.
+    let eventLoop: any EventLoop
 
     /// A context for a new request, without an identity.
     ///
@@ -41,5 +44,6 @@ public struct ServerRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil
+        eventLoop = source.channel.eventLoop
     }
 }

@@ -17,7 +17,8 @@ public struct ChangeStreamSettings: Sendable, Hashable {
     /// open): once per interval, the first within one interval of its opening; after an event,
     /// the next keep-alive comes within one and a half intervals. A keep-alive reads nothing from
     /// the storage, and one clock per server instance wakes the streams for theirs (a sixteenth
-    /// of them at each of its 16 ticks per interval, so their keep-alives spread over it).
+    /// of them at each of its 16 ticks per interval, at most eight at a time, so their
+    /// keep-alives spread over it).
     public var keepAliveInterval: Duration
     private var ignoredPollInterval: Duration = .milliseconds(250)
 
@@ -69,7 +70,7 @@ public struct ChangeStreamSettings: Sendable, Hashable {
 ///
 /// The hub also keeps the streams' keep-alive clock: one task for all of them, running while
 /// streams are open, that wakes a slice of the streams at each tick (each stream once per
-/// interval) to send its keep-alive if it has been silent.
+/// interval, a few at a time spread over the tick) to send its keep-alive if it has been silent.
 ///
 /// A class whose state sits behind a `Mutex`; safe to share.
 final class ChangeHub: Sendable {
@@ -175,22 +176,30 @@ final class ChangeHub: Sendable {
     }
 
     /// The keep-alive clock: ticks ``ChangeStreamSettings/keepAliveTicks`` times per interval
-    /// until a tick finds no stream open (the next stream starts it again).
+    /// until a tick finds no stream open (the next stream starts it again). A tick wakes its
+    /// slice a few streams at a time, spread over the tick (``wakes(of:over:)``).
     private func startKeepAliveClock() {
         let tick = settings.keepAliveTick
         Task { [weak self] in
-            while (try? await Task.sleep(for: tick)) != nil {
-                guard let self, keepAliveTick() != nil else { return }
+            var start = ContinuousClock.now
+            while true {
+                // After a stall, the clock goes on from now rather than catching up in a burst.
+                start = max(start + tick, .now)
+                guard (try? await Task.sleep(until: start)) != nil, let woken = self?.keepAliveTick() else { return }
+                for wake in Self.wakes(of: woken.count, over: tick) {
+                    guard (try? await Task.sleep(until: start + wake.after)) != nil else { return }
+                    for stream in woken[wake.streams] { stream.signal.yield() }
+                }
             }
         }
     }
 
-    /// One tick of the keep-alive clock: wakes the next slice of the streams (each stream is in
-    /// one of ``ChangeStreamSettings/keepAliveTicks`` slices, so it is woken once per interval).
-    /// - Returns: The streams woken; `nil` when no stream is open (the clock stops).
-    @discardableResult
-    func keepAliveTick() -> [UInt64]? {
-        let woken = state.withLock { state -> [(id: UInt64, signal: AsyncStream<Void>.Continuation)]? in
+    /// One tick of the keep-alive clock: the next slice of the streams, to be woken (each stream
+    /// is in one of ``ChangeStreamSettings/keepAliveTicks`` slices, so it is woken once per
+    /// interval).
+    /// - Returns: The slice's streams; `nil` when no stream is open (the clock stops).
+    func keepAliveTick() -> [(id: UInt64, signal: AsyncStream<Void>.Continuation)]? {
+        state.withLock { state in
             guard !state.streams.isEmpty else {
                 state.clockRuns = false
                 return nil
@@ -198,9 +207,20 @@ final class ChangeHub: Sendable {
             state.ticks &+= 1
             return state.slices[Self.slice(of: state.ticks)].compactMap { id in state.streams[id].map { (id, $0.signal) } }
         }
-        guard let woken else { return nil }
-        for stream in woken { stream.signal.yield() }
-        return woken.map(\.id)
+    }
+
+    /// The most streams the keep-alive clock wakes at once.
+    static let keepAlivesPerWake = 8
+
+    /// How a tick of the keep-alive clock wakes its `count` streams: in groups of at most
+    /// ``keepAlivesPerWake``, evenly spread over the tick (the first at its start). A request
+    /// that arrives meanwhile then waits behind a few keep-alives at most, not behind a slice of
+    /// them (62 streams of 1,000, 625 of 10,000).
+    /// - Returns: When each group is woken, after the tick's start, and its streams (indices of
+    ///   the slice).
+    static func wakes(of count: Int, over tick: Duration) -> [(after: Duration, streams: Range<Int>)] {
+        let groups = (count + keepAlivesPerWake - 1) / keepAlivesPerWake
+        return (0..<groups).map { group in (tick * group / groups, (group * count / groups)..<((group + 1) * count / groups)) }
     }
 
     /// Ends a stream's registration.

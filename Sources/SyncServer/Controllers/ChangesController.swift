@@ -61,43 +61,47 @@ struct ChangesController: Sendable {
         }
         let known = try ChangePositions(lastEventID: HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] })
         let (hub, settings, logger) = (hub, configuration.changeStream, context.logger)
+        let connection = EventLoopTaskExecutor(context.eventLoop)
         let body = ResponseBody { writer in
-            var positions = known
-            let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-            // The hub wakes the stream after a change and once per keep-alive interval.
-            let listener = hub.listen(scopes, signal: signal)
-            defer {
-                hub.remove(listener)
-                signal.finish()
-            }
-            try await withGracefulShutdownHandler {
-                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                var lastWrite = ContinuousClock.now
-                var wakes = signals.makeAsyncIterator()
-                repeat {
-                    var events = ""
-                    for (table, scope) in scopes {
-                        switch hub.look(table, scope: scope) {
-                        case .loading: continue
-                        case .failed: throw StorageFailed()
-                        case .ready(let state):
-                            guard positions.update(table, to: state) else { continue }
-                            events += try Self.event(table: table, state: state, id: positions.eventID(tables))
+            // The stream runs on its connection's event loop: its writes go out from there.
+            try await withTaskExecutorPreference(connection) {
+                var positions = known
+                let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                // The hub wakes the stream after a change and once per keep-alive interval.
+                let listener = hub.listen(scopes, signal: signal)
+                defer {
+                    hub.remove(listener)
+                    signal.finish()
+                }
+                try await withGracefulShutdownHandler {
+                    try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+                    var lastWrite = ContinuousClock.now
+                    var wakes = signals.makeAsyncIterator()
+                    repeat {
+                        var events = ""
+                        for (table, scope) in scopes {
+                            switch hub.look(table, scope: scope) {
+                            case .loading: continue
+                            case .failed: throw StorageFailed()
+                            case .ready(let state):
+                                guard positions.update(table, to: state) else { continue }
+                                events += try Self.event(table: table, state: state, id: positions.eventID(tables))
+                            }
                         }
-                    }
-                    if !events.isEmpty {
-                        try await writer.write(ByteBuffer(string: events))
-                        lastWrite = .now
-                    } else if settings.keepAliveIsDue(after: ContinuousClock.now - lastWrite) {
-                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-                        lastWrite = .now
-                    }
-                } while await wakes.next() != nil
-            } onGracefulShutdown: {
-                signal.finish()
+                        if !events.isEmpty {
+                            try await writer.write(ByteBuffer(string: events))
+                            lastWrite = .now
+                        } else if settings.keepAliveIsDue(after: ContinuousClock.now - lastWrite) {
+                            try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                            lastWrite = .now
+                        }
+                    } while await wakes.next() != nil
+                } onGracefulShutdown: {
+                    signal.finish()
+                }
+                logger.debug("Change stream ended")
+                try await writer.finish(nil)
             }
-            logger.debug("Change stream ended")
-            try await writer.finish(nil)
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
