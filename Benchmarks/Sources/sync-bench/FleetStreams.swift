@@ -71,6 +71,23 @@ final class FleetStreams: @unchecked Sendable {
         senders = []
     }
 
+    /// Reads what each stream has received so far without waiting (keep-alives, while nothing is
+    /// written) and counts the streams that have ended as failed: the check of streams that are
+    /// not being read (``startReading()`` not called), so that no thread of the benchmark wakes for
+    /// their keep-alives while requests are timed beside them.
+    func drain() {
+        precondition(thread == nil, "the reading thread reads the streams")
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        for sender in senders {
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(sender.descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if n > 0 { continue }
+                if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { failures.add(1, ordering: .relaxed) }
+                break
+            }
+        }
+    }
+
     /// Reads until the first `change` event of a new stream has arrived (or fails).
     private static func awaitFirstEvent(_ descriptor: Int32) throws {
         var text = ""
