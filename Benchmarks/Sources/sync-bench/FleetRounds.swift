@@ -41,11 +41,10 @@ extension FleetWorkload {
     /// first, odd rounds with the streams first). With the streams, a round opens them, leaves
     /// them idle for at least one keep-alive interval (the storage's statements counted
     /// meanwhile), times its share, checks that none has ended, closes them and waits until the
-    /// server has let them go. No thread of the benchmark reads them meanwhile: a control run
+    /// server has let them go; no thread of the benchmark reads them meanwhile (a control run
     /// with one idle stream, read by such a thread, gave medians 1.10× those without it on
-    /// PostgreSQL, 1.00× once nothing read it.
-    /// Without them, it waits as long before timing its share, so that both phases time requests
-    /// that follow the same idle time.
+    /// PostgreSQL, 1.00× once nothing read it). Without the streams, a round waits as long
+    /// before timing its share, so that both phases time requests that follow the same idle time.
     func interleave(home: URL, metrics: URL, counters: [@Sendable () -> Int]) async throws -> Timings {
         var timings = Timings()
         let idle = max(Duration.seconds(idleSeconds), keepAlive + .seconds(1))
