@@ -61,6 +61,9 @@ let package = Package(
         // checked in one place.
         .target(name: "SyncTPM", dependencies: ["CTSS2", "SyncKeys"]),
         .target(name: "SyncWire"),
+        // The task executor over one NIO event loop that the client's pushes (on Linux) and the
+        // server's change streams prefer: one `package` type, no public API.
+        .target(name: "SyncEventLoop", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // The one place SQL text is made: the translator and its dialects, identifier quoting,
         // the bound-value type and its JSON coding. Pure Swift, no I/O, no engine.
         .target(name: "SyncSQL", dependencies: ["SyncWire"]),
@@ -74,6 +77,7 @@ let package = Package(
             name: "SyncClient",
             dependencies: [
                 "SyncStore", "SyncWire", "SyncKeys", .product(name: "Logging", package: "swift-log"),
+                .target(name: "SyncEventLoop", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
@@ -92,6 +96,8 @@ let package = Package(
             dependencies: [
                 "SyncSQL",
                 "SyncWire",
+                // Change streams run on their connection's event loop.
+                "SyncEventLoop",
                 // SHA-256 of attachment content and names (OpenSSL, as the stores use it).
                 "SyncKeys",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -205,7 +211,7 @@ let package = Package(
         .testTarget(
             name: "SyncEndToEndTests",
             dependencies: [
-                "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", "InMemoryStoreSupport",
+                "SyncClient", "SyncServer", "SyncStore", "SyncWire", "SyncTestSupport", "InMemoryStoreSupport", "SyncEventLoop",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import SyncEventLoop
 
 /// The requests of ``HTTPSyncTransport`` on Linux: HTTP/1.1 over SwiftNIO, on event loops of the
 /// client's own (``loops``).

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 @testable import SyncClient
+import SyncEventLoop
 import SyncServer
 import SyncStore
 import SyncTestSupport

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SyncEventLoop
 import SyncSQL
 import SyncWire
 
@@ -61,7 +62,7 @@ struct ChangesController: Sendable {
         }
         let known = try ChangePositions(lastEventID: HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] })
         let (hub, settings, logger) = (hub, configuration.changeStream, context.logger)
-        let connection = EventLoopTaskExecutor(context.eventLoop)
+        let connection = EventLoopExecutor(context.eventLoop)
         let body = ResponseBody { writer in
             // The stream runs on its connection's event loop: its writes go out from there.
             try await withTaskExecutorPreference(connection) {
