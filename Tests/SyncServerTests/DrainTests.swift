@@ -41,9 +41,15 @@ import Glibc
 final class RawConnection: Sendable {
     private let descriptor: Int32
 
-    init(port: Int) throws {
+    /// Connects to `port`; with `resetOnClose`, closing the connection resets it (`SO_LINGER`
+    /// 0), as a device whose network goes.
+    init(port: Int, resetOnClose: Bool = false) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        if resetOnClose {
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -70,6 +76,21 @@ final class RawConnection: Sendable {
                 guard sent > 0 else { throw POSIXError(.EPIPE) }
                 offset += sent
             }
+        }
+    }
+
+    /// What the peer sends until the text holds `marker` (or the peer closes the connection).
+    func read(until marker: String) async throws -> String {
+        let descriptor = self.descriptor
+        return try await Self.onThread {
+            var data = [UInt8]()
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while !String(decoding: data, as: UTF8.self).contains(marker) {
+                let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                data += chunk[..<count]
+            }
+            return String(decoding: data, as: UTF8.self)
         }
     }
 

@@ -80,6 +80,52 @@ import Testing
         }
     }
 
+    @Test func aStreamWhoseDeviceGoesIsLetGoAtOnceNotAtItsNextKeepAlive() async throws {
+        var configuration = ServerConfiguration.testing()
+        configuration.metrics = ServerMetrics()
+        // No keep-alive is written during the test: only the connections' closing can end them.
+        configuration.changeStream = ChangeStreamSettings(keepAliveInterval: .seconds(3_600))
+        try await Self.withServer(configuration, connections: 4) { server, _, _, client in
+            _ = try await client.send(.post, server.url, "/tables/todo", object: ["id": "a"])
+            let port = try #require(server.url.port)
+            func open(resetOnClose: Bool) async throws -> RawConnection {
+                let connection = try RawConnection(port: port, resetOnClose: resetOnClose)
+                try await connection.send(
+                    Array("GET /changes?tables=todo HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 2.0.0\r\n\r\n".utf8))
+                let opening = try await connection.read(until: "event: change")
+                #expect(opening.hasPrefix("HTTP/1.1 200 ") && opening.contains("event: change"), "\(opening.prefix(200))")
+                return connection
+            }
+            func streamsOpen() async throws -> Double? { try await MetricsTests.scrape(client, server).1["ciphersync_change_streams_open"] }
+            func waitUntilOpen(is count: Double) async throws -> Double? {
+                let deadline = ContinuousClock.now + .seconds(20)
+                var streams = try await streamsOpen()
+                while streams != count, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                    streams = try await streamsOpen()
+                }
+                return streams
+            }
+
+            var reset: [RawConnection] = []
+            for _ in 0..<20 { reset.append(try await open(resetOnClose: true)) }
+            let staying = try await open(resetOnClose: false)
+            #expect(try await streamsOpen() == 21)
+
+            // Devices whose connections are reset (a network that goes): NIO sees the reset and
+            // closes the channel, which ends its stream. (A client's orderly close is a half-close
+            // to HTTP, after which a response may still be sent: that stream ends at its next
+            // keep-alive, whose write the closed socket refuses.)
+            reset.removeAll()
+            #expect(try await waitUntilOpen(is: 1) == 1)
+
+            // The stream that stayed still gets the next write's event.
+            let written = try await client.send(.post, server.url, "/tables/todo", object: ["id": "b"])
+            let stamp = try #require(written.object["updatedAt"]?.stringValue)
+            #expect(try await staying.read(until: stamp).contains(stamp))
+        }
+    }
+
     /// Starts a server over a new SQLite storage in memory, runs `body` with a streaming client of
     /// `connections` connections and a request client, then stops everything.
     static func withServer(

@@ -35,8 +35,8 @@ public struct ServerRequestContext: RequestContext {
     /// Who sent the request; `nil` until authentication sets it, and always `nil` without a
     /// verifier.
     public var identity: Identity?
-    /// The event loop of the request's connection.
-    let eventLoop: any EventLoop
+    /// The request's connection: the event loop its I/O runs on, and the future of its closing.
+    let connection: any Channel
 
     /// A context for a new request, without an identity.
     ///
@@ -44,6 +44,6 @@ public struct ServerRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil
-        eventLoop = source.channel.eventLoop
+        connection = source.channel
     }
 }

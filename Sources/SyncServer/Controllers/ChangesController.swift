@@ -62,14 +62,17 @@ struct ChangesController: Sendable {
         }
         let known = try ChangePositions(lastEventID: HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] })
         let (hub, settings, logger) = (hub, configuration.changeStream, context.logger)
-        let connection = EventLoopExecutor(context.eventLoop)
+        let connection = context.connection
         let body = ResponseBody { writer in
             // The stream runs on its connection's event loop: its writes go out from there.
-            try await withTaskExecutorPreference(connection) {
+            try await withTaskExecutorPreference(EventLoopExecutor(connection.eventLoop)) {
                 var positions = known
                 let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
                 // The hub wakes the stream after a change and once per keep-alive interval.
                 let listener = hub.listen(scopes, signal: signal)
+                // A device that goes (its connection reset or closed) ends its stream at once, not
+                // at the next keep-alive the stream would fail to write.
+                connection.closeFuture.whenComplete { _ in signal.finish() }
                 defer {
                     hub.remove(listener)
                     signal.finish()
