@@ -54,7 +54,9 @@ extension FleetWorkload {
             for streamsOpen in round.isMultiple(of: 2) ? [false, true] : [true, false] {
                 guard streamsOpen else {
                     try await Task.sleep(for: idle)
-                    timings.alone.append(try await onOwnThread { [self] in try time(home, requests) })
+                    let timed = try await onOwnThread { [self] in try time(home, requests) }
+                    progress(phase: "alone", timed)
+                    timings.alone.append(timed)
                     continue
                 }
                 let (timed, statements, seconds, failed) = try await withStreams(on: home, metrics: metrics, reading: false) { fleet in
@@ -67,12 +69,23 @@ extension FleetWorkload {
                     fleet.drain()
                     return (timed, statements, seconds, fleet.failed)
                 }
+                progress(phase: "with the streams", timed)
                 timings.withStreams.append(timed)
                 (timings.idleStatements, timings.idleSeconds) = (timings.idleStatements + statements, timings.idleSeconds + seconds)
                 timings.failedStreams += failed
             }
         }
         return timings
+    }
+
+    /// A progress line with the percentiles of one phase of a round: a phase that met a burst of
+    /// the machine's other work stands out from the other rounds of its kind.
+    func progress(phase: String, _ timed: Requests) {
+        func figures(_ times: [Double]) -> String {
+            let percentiles = Percentiles(times)
+            return String(format: "p50 %.2f ms, p99 %.2f ms", percentiles.p50, percentiles.p99)
+        }
+        progress("fleet:   \(phase): GET \(figures(timed.gets)); PATCH \(figures(timed.patches))")
     }
 
     /// Opens `streams` idle change streams of the per-user table on `home` (stream `i` as user
