@@ -50,7 +50,7 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "With --fleet: rows of the table the requests read and patch.") var fleetRows = 20_000
     @Option(help: "With --fleet: GETs and PATCHes timed without and with the streams.") var fleetSamples = 4_000
     @Option(help: "With --fleet: rounds of timed requests, each timing its share without and with the streams, in turns.")
-    var fleetRounds = 4
+    var fleetRounds = 10
     @Option(help: "With --fleet: streams a sync-server child process holds (0: skip).") var fleetHeldStreams = 10_000
     @Option(help: "With --fleet: the servers' keep-alive interval in seconds (default: the server's default, 15).")
     var fleetKeepAlive: Double?

@@ -39,12 +39,15 @@ extension FleetWorkload {
     /// Times `samples` GETs and PATCHes on `home` without and with the streams, in `rounds`
     /// rounds: each round times its share without the streams and with them (even rounds alone
     /// first, odd rounds with the streams first). With the streams, a round opens them, leaves
-    /// them idle for at least one keep-alive interval (the storage's statements counted
-    /// meanwhile), times its share, checks that none has ended, closes them and waits until the
-    /// server has let them go; no thread of the benchmark reads them meanwhile (a control run
-    /// with one idle stream, read by such a thread, gave medians 1.10× those without it on
-    /// PostgreSQL, 1.00× once nothing read it). Without the streams, a round waits as long
-    /// before timing its share, so that both phases time requests that follow the same idle time.
+    /// them idle for at least one keep-alive interval, so that they are timed in their steady
+    /// state (the storage's statements counted meanwhile), times its share, checks that none has
+    /// ended, closes them (resets: the server lets them go at once) and waits until the server
+    /// has let them go; no thread of the benchmark reads them meanwhile (a control run with one
+    /// idle stream, read by such a thread, gave medians 1.10× those without it on PostgreSQL,
+    /// 1.00× once nothing read it). Without the streams, a round waits a second before timing
+    /// its share: what moves the ratios is the machine's drift between phases, which many short
+    /// rounds spread over both (with one idle stream, control runs gave the same medians whether
+    /// this phase waited as long as the other or not at all).
     func interleave(home: URL, metrics: URL, counters: [@Sendable () -> Int]) async throws -> Timings {
         var timings = Timings()
         let idle = max(Duration.seconds(idleSeconds), keepAlive + .seconds(1))
@@ -53,7 +56,7 @@ extension FleetWorkload {
             progress("fleet: round \(round + 1) of \(rounds)")
             for streamsOpen in round.isMultiple(of: 2) ? [false, true] : [true, false] {
                 guard streamsOpen else {
-                    try await Task.sleep(for: idle)
+                    try await Task.sleep(for: .seconds(1))
                     let timed = try await onOwnThread { [self] in try time(home, requests) }
                     progress(phase: "alone", timed)
                     timings.alone.append(timed)

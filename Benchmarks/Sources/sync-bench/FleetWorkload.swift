@@ -22,7 +22,7 @@ struct FleetWorkload {
     var samples = 200
     /// The rounds the timed requests are spread over: each round times its share of `samples`
     /// without the streams and with them (see ``interleave(home:metrics:counters:)``).
-    var rounds = 4
+    var rounds = 10
     var writesPerWriter = 4
     var heldStreams = 10_000
     /// The servers' keep-alive interval (the server's default unless told).
