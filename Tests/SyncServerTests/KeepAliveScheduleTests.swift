@@ -56,12 +56,12 @@ import Testing
         let one = ChangeHub.wakes(of: 1, over: tick)
         #expect(one.map(\.after) == [.zero] && one.map(\.streams) == [0..<1])
         // A slice of 1,000 streams (62) and of 10,000 (625): every stream once, in order, at most
-        // eight at a time, the groups evenly spaced from the tick's start to before its end.
+        // two at a time, the groups evenly spaced from the tick's start to before its end.
         for count in [62, 625] {
             let wakes = ChangeHub.wakes(of: count, over: tick)
             #expect(wakes.flatMap { Array($0.streams) } == Array(0..<count))
             #expect(wakes.allSatisfy { $0.streams.count <= ChangeHub.keepAlivesPerWake && !$0.streams.isEmpty })
-            #expect(wakes.count == (count + 7) / 8)
+            #expect(wakes.count == (count + 1) / 2)
             #expect(wakes.first?.after == .zero)
             let spacing = tick / wakes.count
             for (earlier, later) in zip(wakes, wakes.dropFirst()) {

@@ -17,7 +17,7 @@ public struct ChangeStreamSettings: Sendable, Hashable {
     /// open): once per interval, the first within one interval of its opening; after an event,
     /// the next keep-alive comes within one and a half intervals. A keep-alive reads nothing from
     /// the storage, and one clock per server instance wakes the streams for theirs (a sixteenth
-    /// of them at each of its 16 ticks per interval, at most eight at a time, so their
+    /// of them at each of its 16 ticks per interval, at most two at a time, so their
     /// keep-alives spread over it).
     public var keepAliveInterval: Duration
     private var ignoredPollInterval: Duration = .milliseconds(250)
@@ -210,7 +210,7 @@ final class ChangeHub: Sendable {
     }
 
     /// The most streams the keep-alive clock wakes at once.
-    static let keepAlivesPerWake = 8
+    static let keepAlivesPerWake = 2
 
     /// How a tick of the keep-alive clock wakes its `count` streams: in groups of at most
     /// ``keepAlivesPerWake``, evenly spread over the tick (the first at its start). A request
