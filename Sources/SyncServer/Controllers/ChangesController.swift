@@ -70,8 +70,9 @@ struct ChangesController: Sendable {
                 let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
                 // The hub wakes the stream after a change and once per keep-alive interval.
                 let listener = hub.listen(scopes, signal: signal)
-                // A device that goes (its connection reset or closed) ends its stream at once, not
-                // at the next keep-alive the stream would fail to write.
+                // A device whose connection is reset (its network gone) ends its stream at once,
+                // as NIO closes the channel, not at the next keep-alive the stream would fail to
+                // write. (An orderly close is a half-close to HTTP: that stream ends at that write.)
                 connection.closeFuture.whenComplete { _ in signal.finish() }
                 defer {
                     hub.remove(listener)
