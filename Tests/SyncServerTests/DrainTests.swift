@@ -81,31 +81,27 @@ final class RawConnection: Sendable {
 
     /// What the peer sends until the text holds `marker` (or the peer closes the connection).
     func read(until marker: String) async throws -> String {
-        let descriptor = self.descriptor
-        return try await Self.onThread {
-            var data = [UInt8]()
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while !String(decoding: data, as: UTF8.self).contains(marker) {
-                let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-                guard count > 0 else { break }
-                data += chunk[..<count]
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
+        try await receive { String(decoding: $0, as: UTF8.self).contains(marker) }
     }
 
     /// Everything the peer sends until it closes the connection, as text.
     func readToEnd() async throws -> String {
+        try await receive { _ in false }
+    }
+
+    /// Receives until `done` holds for the bytes so far or the peer closes the connection.
+    private func receive(until done: @escaping @Sendable ([UInt8]) -> Bool) async throws -> String {
         let descriptor = self.descriptor
         return try await Self.onThread {
             var data = [UInt8]()
             var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
+            while !done(data) {
                 let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
                 guard count >= 0 else { throw POSIXError(.ECONNRESET) }
-                if count == 0 { return String(decoding: data, as: UTF8.self) }
+                if count == 0 { break }
                 data += chunk[..<count]
             }
+            return String(decoding: data, as: UTF8.self)
         }
     }
 
