@@ -109,8 +109,8 @@ extension FleetWorkload {
             throw error
         }
         fleet.close()
-        // A server notices a closed idle stream when its next keep-alive cannot be written: within
-        // one interval.
+        // The server lets a reset stream go at once; the bound leaves room for one it would notice
+        // only when its next keep-alive cannot be written (within one interval).
         let deadline = ContinuousClock.now + keepAlive * 2 + .seconds(10)
         try await onOwnThread {
             var open = try Self.openStreams(metrics)

@@ -58,8 +58,8 @@ final class FleetStreams: @unchecked Sendable {
     func received(_ index: Int) -> [Event] { events.withLock { $0[index] } }
 
     /// Stops reading and closes every stream with a reset (`SO_LINGER` 0), as a device whose
-    /// connection is cut: the server notices at the stream's next keep-alive, where after a
-    /// graceful close its first keep-alive would still be accepted and only the next one fail.
+    /// connection is cut: the server lets a reset stream go at once, where a graceful close (a
+    /// half-close to HTTP) would be noticed only when a keep-alive write failed.
     func close() {
         stopping.store(true, ordering: .relaxed)
         while thread != nil, !(thread?.isFinished ?? true) { usleep(1_000) }
