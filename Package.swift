@@ -198,6 +198,8 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // NIOAsyncTestingEventLoop: the keep-alive clock on a loop whose time the test moves.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
         .testTarget(
             name: "SyncStoreTests",

@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOEmbedded
 import SyncTestSupport
 import Testing
 
@@ -43,6 +45,62 @@ import Testing
         for stream in streams.dropFirst() { hub.remove(stream) }
         #expect(hub.keepAliveTick()?.map(\.id) == nil)
         for signal in signals { signal.finish() }
+        try await storage.close()
+    }
+
+    /// The clock itself, on a loop whose time the test moves: a first tick one tick after the
+    /// first stream, then one per tick, each waking its slice in groups spread over the tick.
+    @Test(.timeLimit(.minutes(1))) func theClockWakesEachSliceOnItsLoopsTimer() async throws {
+        let storage = try await SQLiteTableStorage.open(.memory, logger: .init(label: "test"))
+        let loop = NIOAsyncTestingEventLoop()
+        // A tick a second; 64 streams, four in each slice, woken two at a time (at 0 and 0.5 s
+        // into their tick).
+        let hub = ChangeHub(storage: storage, settings: ChangeStreamSettings(keepAliveInterval: .seconds(16)), clockLoop: loop)
+        // Each wake-up, with the loop's time when it was seen: the test moves the time on only
+        // once it has seen the wake-ups it waits for, so a wake-up is seen at its own time.
+        let (woken, wake) = AsyncStream<(id: UInt64, at: NIODeadline)>.makeStream()
+        let start = loop.now
+        var signals: [AsyncStream<Void>.Continuation] = []
+        try await withThrowingTaskGroup { group in
+            var streams: [UInt64] = []
+            for _ in 0..<64 {
+                let (signaled, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                // Streams that watch no table: only the clock wakes them.
+                let id = hub.listen([], signal: signal)
+                streams.append(id)
+                signals.append(signal)
+                group.addTask { for await _ in signaled { wake.yield((id, loop.now)) } }
+            }
+            var received = woken.makeAsyncIterator()
+            func next(_ count: Int) async -> [(id: UInt64, at: NIODeadline)] {
+                var wakes: [(id: UInt64, at: NIODeadline)] = []
+                for _ in 0..<count { if let woken = await received.next() { wakes.append(woken) } }
+                return wakes
+            }
+            var interval: [UInt64] = []
+            for tick in 1...16 {
+                let slice = Set(streams.filter { $0 % 16 == UInt64(tick % 16) })
+                let (first, second) = (start + .seconds(Int64(tick)), start + .seconds(Int64(tick)) + .milliseconds(500))
+                await loop.advanceTime(to: first)
+                let early = await next(2)
+                await loop.advanceTime(to: second)
+                let late = await next(2)
+                #expect(early.allSatisfy { $0.at == first } && late.allSatisfy { $0.at == second }, "tick \(tick): \(early) then \(late)")
+                #expect(Set((early + late).map(\.id)) == slice, "tick \(tick): \(early) then \(late)")
+                interval += (early + late).map(\.id)
+            }
+            #expect(interval.sorted() == streams.sorted())
+            // With no stream open, the clock stops: two intervals more wake nothing.
+            for stream in streams { hub.remove(stream) }
+            await loop.advanceTime(by: .seconds(32))
+            for signal in signals { signal.finish() }
+            try await group.waitForAll()
+            wake.finish()
+            var more: [UInt64] = []
+            while let woken = await received.next() { more.append(woken.id) }
+            #expect(more.isEmpty, "woken more than once an interval, or after the streams closed: \(more)")
+        }
+        await loop.shutdownGracefully()
         try await storage.close()
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import SyncSQL
 import SyncWire
 import Synchronization
@@ -16,9 +18,9 @@ public struct ChangeStreamSettings: Sendable, Hashable {
     /// How often a silent stream sends a keep-alive comment (so proxies keep the connection
     /// open): once per interval, the first within one interval of its opening; after an event,
     /// the next keep-alive comes within one and a half intervals. A keep-alive reads nothing from
-    /// the storage, and one clock per server instance wakes the streams for theirs (a sixteenth
-    /// of them at each of its 16 ticks per interval, at most two at a time, so their
-    /// keep-alives spread over it).
+    /// the storage, and one clock per server instance, on one of its event loops, wakes the
+    /// streams for theirs (a sixteenth of them at each of its 16 ticks per interval, at most two
+    /// at a time, so their keep-alives spread over it).
     public var keepAliveInterval: Duration
     private var ignoredPollInterval: Duration = .milliseconds(250)
 
@@ -118,15 +120,19 @@ final class ChangeHub: Sendable {
 
     private let storage: any TableStorage
     private let settings: ChangeStreamSettings
+    /// The event loop the keep-alive clock runs on.
+    private let clockLoop: any EventLoop
     private let state = Mutex(State())
     /// The hub's subscription to the storage's feed.
     private let subscription = Mutex<UInt64?>(nil)
 
     /// A hub over `storage`, woken by its ``ChangeFeed`` (a storage without one is woken by
-    /// ``touch(_:)``), its streams' keep-alives timed by `settings`.
-    init(storage: any TableStorage, settings: ChangeStreamSettings) {
+    /// ``touch(_:)``), its streams' keep-alives timed by `settings` on `clockLoop` (by default
+    /// a loop of NIO's shared group, the server's).
+    init(storage: any TableStorage, settings: ChangeStreamSettings, clockLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()) {
         self.storage = storage
         self.settings = settings
+        self.clockLoop = clockLoop
         let subscribed = storage.changeFeed?.subscribe { [weak self] change in self?.receive(change) }
         subscription.withLock { $0 = subscribed }
     }
@@ -178,19 +184,26 @@ final class ChangeHub: Sendable {
     /// The keep-alive clock: ticks ``ChangeStreamSettings/keepAliveTicks`` times per interval
     /// until a tick finds no stream open (the next stream starts it again). A tick wakes its
     /// slice a few streams at a time, spread over the tick (``wakes(of:over:)``).
+    ///
+    /// It runs on one event loop of the server's, timed by the loop's own timer (NIO's scheduled
+    /// tasks): a wake-up wakes that loop only, where a task sleeping on the cooperative pool would
+    /// take a timer thread and a thread of the pool, which the requests' handlers and the SQLite
+    /// storage run on, for every two keep-alives.
     private func startKeepAliveClock() {
-        let tick = settings.keepAliveTick
-        Task { [weak self] in
-            var start = ContinuousClock.now
-            while true {
-                // After a stall, the clock goes on from now rather than catching up in a burst.
-                start = max(start + tick, .now)
-                guard (try? await Task.sleep(until: start)) != nil, let woken = self?.keepAliveTick() else { return }
-                for wake in Self.wakes(of: woken.count, over: tick) {
-                    guard (try? await Task.sleep(until: start + wake.after)) != nil else { return }
-                    for stream in woken[wake.streams] { stream.signal.yield() }
-                }
+        scheduleTick(at: clockLoop.now + TimeAmount(settings.keepAliveTick))
+    }
+
+    /// Schedules the keep-alive clock's next tick, at `start`, on the clock's loop.
+    private func scheduleTick(at start: NIODeadline) {
+        let (loop, tick) = (clockLoop, settings.keepAliveTick)
+        loop.scheduleTask(deadline: start) { [weak self] in
+            guard let self, let woken = keepAliveTick() else { return }
+            for wake in Self.wakes(of: woken.count, over: tick) {
+                let streams = woken[wake.streams]
+                loop.scheduleTask(deadline: start + TimeAmount(wake.after)) { for stream in streams { stream.signal.yield() } }
             }
+            // After a stall, the clock goes on from now rather than catching up in a burst.
+            scheduleTick(at: max(start + TimeAmount(tick), loop.now))
         }
     }
 
@@ -220,7 +233,11 @@ final class ChangeHub: Sendable {
     ///   the slice).
     static func wakes(of count: Int, over tick: Duration) -> [(after: Duration, streams: Range<Int>)] {
         let groups = (count + keepAlivesPerWake - 1) / keepAlivesPerWake
-        return (0..<groups).map { group in (tick * group / groups, (group * count / groups)..<((group + 1) * count / groups)) }
+        return (0..<groups).map { group in
+            let after: Duration = tick * group / groups
+            let streams: Range<Int> = (group * count / groups)..<((group + 1) * count / groups)
+            return (after, streams)
+        }
     }
 
     /// Ends a stream's registration.
