@@ -70,8 +70,8 @@ public struct ChangeStreamSettings: Sendable, Hashable {
 /// it was removed (a hard delete) and after the storage could not hear announcements for a
 /// while; every other change is read incrementally.
 ///
-/// The hub also keeps the streams' keep-alive clock: one task for all of them, running while
-/// streams are open, that wakes a slice of the streams at each tick (each stream once per
+/// The hub also keeps the streams' keep-alive clock: one timer of an event loop for all of them,
+/// running while streams are open, that wakes a slice of the streams at each tick (each stream once per
 /// interval, a few at a time spread over the tick) to send its keep-alive if it has been silent.
 ///
 /// A class whose state sits behind a `Mutex`; safe to share.
