@@ -71,8 +71,9 @@ public struct ChangeStreamSettings: Sendable, Hashable {
 /// while; every other change is read incrementally.
 ///
 /// The hub also keeps the streams' keep-alive clock: one timer of an event loop for all of them,
-/// running while streams are open, that wakes a slice of the streams at each tick (each stream once per
-/// interval, a few at a time spread over the tick) to send its keep-alive if it has been silent.
+/// running while streams are open, that wakes a slice of the streams at each tick (each stream
+/// once per interval, a few at a time spread over the tick) to send its keep-alive if it has
+/// been silent.
 ///
 /// A class whose state sits behind a `Mutex`; safe to share.
 final class ChangeHub: Sendable {
