@@ -5,8 +5,8 @@ import CipherSync
 import CipherSyncStoreConformance
 import Foundation
 
-// README.md, line 74
-@Sendable func example_README_74() async throws {
+// README.md, line 76
+@Sendable func example_README_76() async throws {
     // 1. Open (or create) an encrypted store. The passphrase comes from the keychain or a prompt,
     //    as bytes in a zeroizing buffer (SecretBytes); it never becomes a String.
     let store = try await SQLiteStore.open(
