@@ -47,7 +47,11 @@ extension FleetWorkload {
     /// 1.00× once nothing read it). Without the streams, a round waits a second before timing
     /// its share: what moves the ratios is the machine's drift between phases, which many short
     /// rounds spread over both (with one idle stream, control runs gave the same medians whether
-    /// this phase waited as long as the other or not at all).
+    /// this phase waited as long as the other or not at all). A phase needs about a second of
+    /// requests (`sync-bench`'s default samples): the first requests after a wait are often
+    /// faster than the rest (SQLite GET medians of 0.13–0.14 ms in the first 200, 0.17–0.25 ms
+    /// after), so a phase of 400 timed mostly how long that lasted (its GET median 0.13 ms or
+    /// 0.16–0.26 ms; 0.15–0.23 ms in phases of 2,000).
     func interleave(home: URL, metrics: URL, counters: [@Sendable () -> Int]) async throws -> Timings {
         var timings = Timings()
         let idle = max(Duration.seconds(idleSeconds), keepAlive + .seconds(1))
