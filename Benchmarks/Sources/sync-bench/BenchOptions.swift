@@ -48,9 +48,8 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "With --fleet: devices writing at once while the events are timed.") var fleetWriters = 50
     @Option(help: "With --fleet: users the streams and writes belong to.") var fleetUsers = 10
     @Option(help: "With --fleet: rows of the table the requests read and patch.") var fleetRows = 20_000
-    /// The default gives each round's phase 2,000 requests of each kind, about a second on
-    /// SQLite: phases of a fifth of that timed mostly the fast start after their wait (their GET
-    /// medians 0.13 or 0.16–0.26 ms; see `FleetWorkload.interleave` and docs/performance.md).
+    /// The default gives each round's phase 2,000 requests of each kind, about a second on SQLite
+    /// (why a phase needs that long: `FleetWorkload.interleave`).
     @Option(help: "With --fleet: GETs and PATCHes timed without and with the streams.") var fleetSamples = 20_000
     @Option(help: "With --fleet: rounds of timed requests, each timing its share without and with the streams, in turns.")
     var fleetRounds = 10

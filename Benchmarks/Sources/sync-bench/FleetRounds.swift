@@ -49,9 +49,9 @@ extension FleetWorkload {
     /// rounds spread over both (with one idle stream, control runs gave the same medians whether
     /// this phase waited as long as the other or not at all). A phase needs about a second of
     /// requests (`sync-bench`'s default samples): the first requests after a wait are often
-    /// faster than the rest (SQLite GET medians of 0.13–0.14 ms in the first 200, 0.17–0.25 ms
-    /// after), so a phase of 400 timed mostly how long that lasted (its GET median 0.13 ms or
-    /// 0.16–0.26 ms; 0.15–0.23 ms in phases of 2,000).
+    /// faster than the rest (an SQLite GET median of 0.13–0.14 ms in 11 of 40 first and second
+    /// chunks of 200, in 7 of the 160 later ones), so a phase of 400 timed mostly how long that
+    /// lasted (its GET median 0.13 ms or 0.16–0.26 ms; 0.15–0.23 ms in phases of 2,000).
     func interleave(home: URL, metrics: URL, counters: [@Sendable () -> Int]) async throws -> Timings {
         var timings = Timings()
         let idle = max(Duration.seconds(idleSeconds), keepAlive + .seconds(1))
